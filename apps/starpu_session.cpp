@@ -1,0 +1,58 @@
+#include "apps/starpu_session.hpp"
+
+#include <starpu.h>
+
+#include <cstdlib>
+#include <string>
+
+namespace apps {
+namespace {
+
+bool is_known_policy(const std::string& name) {
+  if (name == "help") return true;  // StarPU lists its policies and goes on with the default
+  for (starpu_sched_policy** p = starpu_sched_get_predefined_policies(); *p; ++p)
+    if ((*p)->policy_name && name == (*p)->policy_name) return true;
+  return false;
+}
+
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  const long x = std::strtol(v, &end, 10);
+  if (*end != '\0') throw UsageError(std::string(name) + "='" + v + "' is not an integer");
+  return int(x);
+}
+
+}  // namespace
+
+StarpuSession::StarpuSession() {
+  const char* sched = std::getenv("STARPU_SCHED");
+  if (sched && *sched && !std::getenv("STARPU_SCHED_LIB") && !is_known_policy(sched))
+    throw UsageError(std::string("unknown scheduling policy STARPU_SCHED='") + sched +
+                     "'; run with STARPU_SCHED=help to list the policies");
+  const int want_cuda = env_int("STARPU_NCUDA", -1);
+  starpu_conf conf;
+  starpu_conf_init(&conf);
+  const int rc = starpu_init(&conf);
+  if (rc == -ENODEV) throw std::runtime_error("StarPU found no worker to run on (check STARPU_NCPU and STARPU_NCUDA)");
+  if (rc != 0) throw std::runtime_error("starpu_init failed (" + std::to_string(rc) + ")");
+  if (want_cuda > 0 && cuda_workers() < unsigned(want_cuda)) {
+    const unsigned have = cuda_workers();
+    starpu_shutdown();
+    throw UsageError("STARPU_NCUDA=" + std::to_string(want_cuda) + " asked for CUDA workers but " +
+                     std::to_string(have) + " are available (no GPU, or a StarPU built without CUDA); " +
+                     "unset STARPU_NCUDA or set it to 0");
+  }
+}
+
+StarpuSession::~StarpuSession() { starpu_shutdown(); }
+
+std::string StarpuSession::policy() const {
+  starpu_sched_policy* p = starpu_sched_get_sched_policy();
+  return p && p->policy_name ? p->policy_name : "?";
+}
+unsigned StarpuSession::cpu_workers() const { return starpu_cpu_worker_get_count(); }
+unsigned StarpuSession::cuda_workers() const { return starpu_cuda_worker_get_count(); }
+
+}  // namespace apps

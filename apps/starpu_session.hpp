@@ -1,0 +1,28 @@
+// StarPU set-up shared by the apps: checks the StarPU environment the user gave (policy name,
+// requested CUDA workers) before and after starpu_init, so that bad settings end with one
+// clear line instead of StarPU's fallback.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace apps {
+
+// A user error: main prints "<prog>: <what()>" and exits with status 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class StarpuSession {
+ public:
+  StarpuSession();  // throws UsageError (bad settings) or std::runtime_error (init failed)
+  ~StarpuSession();
+  StarpuSession(const StarpuSession&) = delete;
+  StarpuSession& operator=(const StarpuSession&) = delete;
+
+  std::string policy() const;  // the scheduling policy in use
+  unsigned cpu_workers() const;
+  unsigned cuda_workers() const;
+};
+
+}  // namespace apps

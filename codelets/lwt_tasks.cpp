@@ -1,0 +1,521 @@
+#include "codelets/lwt_tasks.hpp"
+
+#include <starpu.h>
+#include <starpu_profiling.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <set>
+
+#include "codelets/lifting.hpp"
+#ifdef FNNDTPS_HAVE_CUDA
+#include "codelets/cuda/lifting_cuda.hpp"
+#endif
+
+#define LWT_STARPU_CHECK(call)                                                                \
+  do {                                                                                        \
+    const int rc_ = (call);                                                                   \
+    if (rc_ != 0) {                                                                           \
+      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call,               \
+                   std::strerror(-rc_));                                                      \
+      std::abort();                                                                           \
+    }                                                                                         \
+  } while (0)
+
+namespace lwt {
+namespace {
+
+// One codelet per operation, so each has its own performance model.
+enum Op : int {
+  kHFwd,        // fused horizontal forward: src -> B, writes forward halos
+  kVFwd,        // fused vertical forward: B + halos -> C
+  kInvCopy,     // C -> B, writes inverse halos of the coarsest level
+  kVInv,        // fused vertical inverse: B + halos -> S
+  kHInv,        // fused horizontal inverse: S -> B (or the image), writes next halos
+  kHSplit,      // steps: split rows src -> B
+  kHLift,       // steps: one step on rows in place
+  kHaloCopy,    // steps: write halos from a unit
+  kVGather,     // steps: B + halos -> window
+  kVLift,       // steps: one step on the window's columns
+  kVScatter,    // steps: window -> C
+  kVGatherInv,  // steps: B + halos -> window
+  kVScatterInv, // steps: window -> S
+  kHMerge,      // steps: merge rows S -> B (or the image)
+  kNumOps
+};
+const char* const kOpNames[kNumOps] = {
+    "lwt_h_fwd",  "lwt_v_fwd",    "lwt_inv_copy",    "lwt_v_inv",      "lwt_h_inv",
+    "lwt_h_split", "lwt_h_lift",  "lwt_halo",        "lwt_v_gather",   "lwt_v_lift",
+    "lwt_v_scatter", "lwt_v_gather_inv", "lwt_v_scatter_inv", "lwt_h_merge"};
+
+// Task arguments: the level region (h rows x w columns of the unit), the halos present,
+// the step, and for halo writers the region the halos come from.
+struct Args {
+  int op, unit, h, w, above, below, step, dir, halo_h, halo_w;
+};
+
+struct Matrix {
+  float* p;
+  int ld, nx, ny;
+};
+Matrix matrix(void* buffer) {
+  return {reinterpret_cast<float*>(STARPU_MATRIX_GET_PTR(buffer)), int(STARPU_MATRIX_GET_LD(buffer)),
+          int(STARPU_MATRIX_GET_NX(buffer)), int(STARPU_MATRIX_GET_NY(buffer))};
+}
+
+// Distinct units per worker for the report. Written from codelets, read after the wait.
+std::mutex stats_mutex;
+std::array<std::set<int>, STARPU_NMAXWORKERS> units_seen;
+void note_unit(int unit) {
+  const int id = starpu_worker_get_id();
+  if (id < 0) return;
+  std::lock_guard<std::mutex> lock(stats_mutex);
+  units_seen[id].insert(unit);
+}
+
+// Each backend is an object whose members forward to lwt::cpu or lwt::cuda (adding the
+// worker's stream), so one dispatch serves both.
+#define LWT_CPU_FORWARD(fn) \
+  template <typename... A>  \
+  void fn(A... a) const {   \
+    cpu::fn<float>(a...);   \
+  }
+struct CpuBackend {
+  LWT_CPU_FORWARD(rows_forward) LWT_CPU_FORWARD(rows_inverse) LWT_CPU_FORWARD(cols_forward)
+  LWT_CPU_FORWARD(cols_inverse) LWT_CPU_FORWARD(rows_split) LWT_CPU_FORWARD(rows_merge)
+  LWT_CPU_FORWARD(rows_lift) LWT_CPU_FORWARD(cols_gather) LWT_CPU_FORWARD(cols_lift)
+  LWT_CPU_FORWARD(cols_scatter) LWT_CPU_FORWARD(cols_gather_inverse)
+  LWT_CPU_FORWARD(cols_scatter_inverse) LWT_CPU_FORWARD(write_halos)
+  void copy(const float* in, int ld_in, float* out, int ld_out, int rows, int n) const {
+    for (int r = 0; r < rows; ++r)
+      std::memcpy(out + std::ptrdiff_t(r) * ld_out, in + std::ptrdiff_t(r) * ld_in, sizeof(float) * std::size_t(n));
+  }
+};
+#undef LWT_CPU_FORWARD
+
+#ifdef FNNDTPS_HAVE_CUDA
+#define LWT_CUDA_FORWARD(fn)        \
+  template <typename... A>          \
+  void fn(A... a) const {           \
+    cuda::fn<float>(a..., stream);  \
+  }
+struct CudaBackend {
+  cudaStream_t stream;
+  LWT_CUDA_FORWARD(rows_forward) LWT_CUDA_FORWARD(rows_inverse) LWT_CUDA_FORWARD(cols_forward)
+  LWT_CUDA_FORWARD(cols_inverse) LWT_CUDA_FORWARD(rows_split) LWT_CUDA_FORWARD(rows_merge)
+  LWT_CUDA_FORWARD(rows_lift) LWT_CUDA_FORWARD(cols_gather) LWT_CUDA_FORWARD(cols_lift)
+  LWT_CUDA_FORWARD(cols_scatter) LWT_CUDA_FORWARD(cols_gather_inverse)
+  LWT_CUDA_FORWARD(cols_scatter_inverse) LWT_CUDA_FORWARD(write_halos)
+  void copy(const float* in, int ld_in, float* out, int ld_out, int rows, int n) const {
+    const cudaError_t e = cudaMemcpy2DAsync(out, sizeof(float) * std::size_t(ld_out), in,
+                                            sizeof(float) * std::size_t(ld_in), sizeof(float) * std::size_t(n),
+                                            std::size_t(rows), cudaMemcpyDeviceToDevice, stream);
+    if (e != cudaSuccess) {
+      std::fprintf(stderr, "%s:%d: cudaMemcpy2DAsync: %s\n", __FILE__, __LINE__, cudaGetErrorName(e));
+      std::abort();
+    }
+  }
+};
+#undef LWT_CUDA_FORWARD
+#endif
+
+template <typename Backend>
+void run(void* buffers[], const Args& a, const Backend& be) {
+  const Step step = Step(a.step);
+  const Direction dir = Direction(a.dir);
+  switch (a.op) {
+    case kHFwd: {
+      const Matrix src = matrix(buffers[0]), b = matrix(buffers[1]);
+      be.rows_forward(src.p, src.ld, b.p, b.ld, a.h, a.w);
+      int i = 2;
+      float* top = a.above ? matrix(buffers[i++]).p : nullptr;
+      float* bot = a.below ? matrix(buffers[i++]).p : nullptr;
+      if (top || bot) be.write_halos(b.p, b.ld, a.h, a.w, Direction::Forward, top, bot, a.w);
+      break;
+    }
+    case kVFwd:
+    case kVInv:
+    case kVGather:
+    case kVGatherInv: {
+      const Matrix in = matrix(buffers[0]), out = matrix(buffers[1]);
+      int i = 2;
+      const float* above = a.above ? matrix(buffers[i++]).p : nullptr;
+      const float* below = a.below ? matrix(buffers[i++]).p : nullptr;
+      if (a.op == kVFwd)
+        be.cols_forward(in.p, in.ld, a.h, a.w, above, below, a.w, out.p, out.ld);
+      else if (a.op == kVInv)
+        be.cols_inverse(in.p, in.ld, a.h, a.w, above, below, a.w, out.p, out.ld);
+      else if (a.op == kVGather)
+        be.cols_gather(in.p, in.ld, a.h, a.w, above, below, a.w, out.p, out.ld);
+      else
+        be.cols_gather_inverse(in.p, in.ld, a.h, a.w, above, below, a.w, out.p, out.ld);
+      break;
+    }
+    case kInvCopy:
+    case kHInv:
+    case kHMerge:
+    case kHaloCopy: {
+      const Matrix in = matrix(buffers[0]);
+      int i = 1;
+      Matrix dst = in;
+      if (a.op != kHaloCopy) dst = matrix(buffers[i++]);
+      if (a.op == kInvCopy) be.copy(in.p, in.ld, dst.p, dst.ld, a.h, a.w);
+      if (a.op == kHInv) be.rows_inverse(in.p, in.ld, dst.p, dst.ld, a.h, a.w);
+      if (a.op == kHMerge) be.rows_merge(in.p, in.ld, dst.p, dst.ld, a.h, a.w);
+      float* top = a.above ? matrix(buffers[i++]).p : nullptr;
+      float* bot = a.below ? matrix(buffers[i++]).p : nullptr;
+      const Direction layout = a.op == kHaloCopy ? dir : Direction::Inverse;
+      if (top || bot)
+        be.write_halos(dst.p, dst.ld, a.halo_h, a.halo_w, layout, top, bot, a.halo_w);
+      break;
+    }
+    case kHSplit: {
+      const Matrix src = matrix(buffers[0]), b = matrix(buffers[1]);
+      be.rows_split(src.p, src.ld, b.p, b.ld, a.h, a.w);
+      break;
+    }
+    case kHLift: {
+      const Matrix m = matrix(buffers[0]);
+      be.rows_lift(m.p, m.ld, a.h, a.w, step, dir);
+      break;
+    }
+    case kVLift: {
+      const Matrix m = matrix(buffers[0]);
+      be.cols_lift(m.p, m.ld, cpu::window_rows(a.h, a.above, a.below), a.w, step, dir);
+      break;
+    }
+    case kVScatter:
+    case kVScatterInv: {
+      const Matrix win = matrix(buffers[0]), out = matrix(buffers[1]);
+      if (a.op == kVScatter)
+        be.cols_scatter(win.p, win.ld, a.h, a.w, a.above, a.below, out.p, out.ld);
+      else
+        be.cols_scatter_inverse(win.p, win.ld, a.h, a.w, a.above, a.below, out.p, out.ld);
+      break;
+    }
+    default:
+      std::fprintf(stderr, "lwt: unknown task operation %d\n", a.op);
+      std::abort();
+  }
+}
+
+
+void cpu_func(void* buffers[], void* cl_arg) {
+  const Args& a = *static_cast<const Args*>(cl_arg);
+  note_unit(a.unit);
+  run(buffers, a, CpuBackend{});
+}
+
+#ifdef FNNDTPS_HAVE_CUDA
+void cuda_func(void* buffers[], void* cl_arg) {
+  const Args& a = *static_cast<const Args*>(cl_arg);
+  note_unit(a.unit);
+  run(buffers, a, CudaBackend{starpu_cuda_get_local_stream()});
+}
+#endif
+
+// History-based models keyed by the work, not the handles: one unit handle serves every
+// level, so the footprint hashes the operation, region and step.
+uint32_t footprint(struct starpu_task* task) {
+  const Args& a = *static_cast<const Args*>(task->cl_arg);
+  const int key[6] = {a.op, a.h, a.w, a.step, a.dir, a.above * 2 + a.below};
+  return starpu_hash_crc32c_be_n(key, sizeof key, 0);
+}
+
+struct Codelets {
+  std::array<starpu_perfmodel, kNumOps> models{};
+  std::array<starpu_codelet, kNumOps> cl{};
+  Codelets() {
+    for (int op = 0; op < kNumOps; ++op) {
+      starpu_perfmodel& m = models[op];
+      m.type = STARPU_HISTORY_BASED;
+      m.symbol = kOpNames[op];
+      m.footprint = footprint;
+      starpu_codelet& c = cl[op];
+      starpu_codelet_init(&c);
+      c.name = kOpNames[op];
+      c.cpu_funcs[0] = cpu_func;
+      c.cpu_funcs_name[0] = "lwt_cpu_func";
+#ifdef FNNDTPS_HAVE_CUDA
+      c.cuda_funcs[0] = cuda_func;
+      c.cuda_flags[0] = STARPU_CUDA_ASYNC;
+#endif
+      c.nbuffers = STARPU_VARIABLE_NBUFFERS;
+      c.model = &m;
+    }
+  }
+};
+Codelets& codelets() {
+  static Codelets instance;
+  return instance;
+}
+
+starpu_data_handle_t register_rows(const float* base, int ld, int cols, int rows) {
+  starpu_data_handle_t h;
+  starpu_matrix_data_register(&h, STARPU_MAIN_RAM, reinterpret_cast<uintptr_t>(base), uint32_t(ld),
+                              uint32_t(cols), uint32_t(rows), sizeof(float));
+  return h;
+}
+starpu_data_handle_t register_temp(int cols, int rows) {
+  starpu_data_handle_t h;
+  starpu_matrix_data_register(&h, -1, 0, uint32_t(cols), uint32_t(cols), uint32_t(rows), sizeof(float));
+  return h;
+}
+
+// Builds and submits one task: handles with their access modes, in codelet order.
+class Submit {
+ public:
+  Submit(int op, Args a) : op_(op), args_(a) { args_.op = op; }
+  Submit& data(starpu_data_handle_t h, starpu_data_access_mode mode) {
+    descr_[n_].handle = h;
+    descr_[n_].mode = mode;
+    ++n_;
+    return *this;
+  }
+  Submit& data_if(bool present, starpu_data_handle_t h, starpu_data_access_mode mode) {
+    return present ? data(h, mode) : *this;
+  }
+  void go() {
+    // STARPU_CL_ARGS hands the block to the task, which frees it when it ends.
+    Args* arg = static_cast<Args*>(std::malloc(sizeof(Args)));
+    *arg = args_;
+    LWT_STARPU_CHECK(starpu_task_insert(&codelets().cl[op_], STARPU_DATA_MODE_ARRAY, descr_, n_,
+                                        STARPU_CL_ARGS, arg, sizeof(Args), STARPU_NAME,
+                                        kOpNames[op_], 0));
+  }
+
+ private:
+  int op_;
+  Args args_;
+  starpu_data_descr descr_[8];
+  int n_ = 0;
+};
+
+}  // namespace
+
+Pipeline parse_pipeline(const std::string& name) {
+  if (name == "fused") return Pipeline::Fused;
+  if (name == "steps") return Pipeline::Steps;
+  throw PlanError("unknown pipeline '" + name + "': use 'fused' or 'steps'");
+}
+const char* pipeline_name(Pipeline p) { return p == Pipeline::Fused ? "fused" : "steps"; }
+
+namespace {
+
+// The handles of one transform: per unit, the caller's input and output strips, the work
+// strips B and S, the steps pipeline's window, and per level the halos each unit writes.
+struct Handles {
+  const Plan& plan;
+  std::vector<starpu_data_handle_t> in, out, b, s, win;
+  std::vector<std::vector<starpu_data_handle_t>> top, bot;  // [level][unit]
+
+  Handles(const Plan& p, const float* src, float* dst, bool need_s, bool need_win) : plan(p) {
+    const int U = p.units(), W = p.width();
+    for (int k = 0; k < U; ++k) {
+      const std::size_t row0 = std::size_t(p.unit_row0(0, k)) * std::size_t(W);
+      const int h = p.unit_rows(0, k);
+      in.push_back(register_rows(src + row0, W, W, h));
+      out.push_back(register_rows(dst + row0, W, W, h));
+      b.push_back(register_temp(W, h));
+      if (need_s) s.push_back(register_temp(W, h));
+      if (need_win) win.push_back(register_temp(W, cpu::window_rows(h, true, true)));
+    }
+    top.resize(p.levels());
+    bot.resize(p.levels());
+    for (int l = 0; l < p.levels(); ++l)
+      for (int k = 0; k < U; ++k) {
+        top[l].push_back(p.has_above(k) ? register_temp(p.cols(l), kHalo) : nullptr);
+        bot[l].push_back(p.has_below(k) ? register_temp(p.cols(l), kHalo) : nullptr);
+      }
+  }
+  ~Handles() {
+    for (auto* v : {&in, &out, &b, &s, &win})
+      for (starpu_data_handle_t h : *v) starpu_data_unregister(h);
+    for (auto* v : {&top, &bot})
+      for (auto& level : *v)
+        for (starpu_data_handle_t h : level)
+          if (h) starpu_data_unregister(h);
+  }
+  // Halos a unit reads: its upper neighbour's bottom rows and its lower neighbour's top.
+  starpu_data_handle_t above(int l, int k) const { return k > 0 ? bot[l][k - 1] : nullptr; }
+  starpu_data_handle_t below(int l, int k) const { return k + 1 < plan.units() ? top[l][k + 1] : nullptr; }
+};
+
+Args region(const Plan& p, int l, int k) {
+  Args a{};
+  a.unit = k;
+  a.h = p.unit_rows(l, k);
+  a.w = p.cols(l);
+  a.above = p.has_above(k);
+  a.below = p.has_below(k);
+  return a;
+}
+
+void begin_stats() {
+  for (auto& s : units_seen) s.clear();
+  starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
+  for (unsigned w = 0; w < starpu_worker_get_count(); ++w) {
+    starpu_profiling_worker_info info;
+    starpu_profiling_worker_get_info(int(w), &info);  // resets the counters
+  }
+}
+
+void end_stats(std::vector<WorkerStats>* stats) {
+  if (!stats) return;
+  stats->clear();
+  for (unsigned w = 0; w < starpu_worker_get_count(); ++w) {
+    starpu_profiling_worker_info info;
+    starpu_profiling_worker_get_info(int(w), &info);
+    WorkerStats ws;
+    char name[64];
+    starpu_worker_get_name(int(w), name, sizeof name);
+    ws.name = name;
+    ws.tasks = unsigned(info.executed_tasks);
+    ws.busy_ms = double(info.executing_time.tv_sec) * 1e3 + double(info.executing_time.tv_nsec) * 1e-6;
+    ws.units = unsigned(units_seen[w].size());
+    stats->push_back(ws);
+  }
+}
+
+}  // namespace
+
+void forward(const Plan& p, Pipeline pipeline, const float* image, float* units_layout,
+             std::vector<WorkerStats>* stats) {
+  begin_stats();
+  {
+    Handles hd(p, image, units_layout, false, pipeline == Pipeline::Steps);
+    const int U = p.units();
+    for (int l = 0; l < p.levels(); ++l) {
+      for (int k = 0; k < U; ++k) {  // horizontal pass, then the halos it owes
+        const Args a = region(p, l, k);
+        starpu_data_handle_t src = l == 0 ? hd.in[k] : hd.out[k];
+        if (pipeline == Pipeline::Fused) {
+          Submit(kHFwd, a).data(src, STARPU_R).data(hd.b[k], STARPU_W)
+              .data_if(a.above, hd.top[l][k], STARPU_W).data_if(a.below, hd.bot[l][k], STARPU_W).go();
+          continue;
+        }
+        Submit(kHSplit, a).data(src, STARPU_R).data(hd.b[k], STARPU_W).go();
+        for (int st = 0; st < kNumSteps; ++st) {
+          Args sa = a;
+          sa.step = st;
+          Submit(kHLift, sa).data(hd.b[k], STARPU_RW).go();
+        }
+        if (a.above || a.below) {
+          Args ha = a;
+          ha.dir = int(Direction::Forward);
+          ha.halo_h = a.h;
+          ha.halo_w = a.w;
+          Submit(kHaloCopy, ha).data(hd.b[k], STARPU_R)
+              .data_if(a.above, hd.top[l][k], STARPU_W).data_if(a.below, hd.bot[l][k], STARPU_W).go();
+        }
+      }
+      const starpu_data_access_mode out_mode = l == 0 ? STARPU_W : STARPU_RW;
+      for (int k = 0; k < U; ++k) {  // vertical pass with the neighbours' halos
+        const Args a = region(p, l, k);
+        if (pipeline == Pipeline::Fused) {
+          Submit(kVFwd, a).data(hd.b[k], STARPU_R).data(hd.out[k], out_mode)
+              .data_if(a.above, hd.above(l, k), STARPU_R).data_if(a.below, hd.below(l, k), STARPU_R).go();
+          continue;
+        }
+        Submit(kVGather, a).data(hd.b[k], STARPU_R).data(hd.win[k], STARPU_W)
+            .data_if(a.above, hd.above(l, k), STARPU_R).data_if(a.below, hd.below(l, k), STARPU_R).go();
+        for (int st = 0; st < kNumSteps; ++st) {
+          Args sa = a;
+          sa.step = st;
+          Submit(kVLift, sa).data(hd.win[k], STARPU_RW).go();
+        }
+        Submit(kVScatter, a).data(hd.win[k], STARPU_R).data(hd.out[k], out_mode).go();
+      }
+    }
+    starpu_task_wait_for_all();
+  }  // unregistering brings the output strips home
+  end_stats(stats);
+}
+
+void inverse(const Plan& p, Pipeline pipeline, const float* units_layout, float* image,
+             std::vector<WorkerStats>* stats) {
+  begin_stats();
+  {
+    Handles hd(p, units_layout, image, true, pipeline == Pipeline::Steps);
+    const int U = p.units(), L = p.levels();
+    // B starts as a copy of the coefficients; the coarsest level's halos come with it.
+    for (int k = 0; k < U; ++k) {
+      Args a = region(p, L - 1, k);
+      a.h = p.unit_rows(0, k);
+      a.w = p.width();
+      a.halo_h = p.unit_rows(L - 1, k);
+      a.halo_w = p.cols(L - 1);
+      Submit(kInvCopy, a).data(hd.in[k], STARPU_R).data(hd.b[k], STARPU_W)
+          .data_if(a.above, hd.top[L - 1][k], STARPU_W).data_if(a.below, hd.bot[L - 1][k], STARPU_W).go();
+    }
+    for (int l = L - 1; l >= 0; --l) {
+      for (int k = 0; k < U; ++k) {  // vertical inverse: B + halos -> S (x-order rows)
+        Args a = region(p, l, k);
+        a.dir = int(Direction::Inverse);
+        if (pipeline == Pipeline::Fused) {
+          Submit(kVInv, a).data(hd.b[k], STARPU_R).data(hd.s[k], STARPU_W)
+              .data_if(a.above, hd.above(l, k), STARPU_R).data_if(a.below, hd.below(l, k), STARPU_R).go();
+          continue;
+        }
+        Submit(kVGatherInv, a).data(hd.b[k], STARPU_R).data(hd.win[k], STARPU_W)
+            .data_if(a.above, hd.above(l, k), STARPU_R).data_if(a.below, hd.below(l, k), STARPU_R).go();
+        for (int st = kNumSteps - 1; st >= 0; --st) {
+          Args sa = a;
+          sa.step = st;
+          Submit(kVLift, sa).data(hd.win[k], STARPU_RW).go();
+        }
+        Submit(kVScatterInv, a).data(hd.win[k], STARPU_R).data(hd.s[k], STARPU_W).go();
+      }
+      for (int k = 0; k < U; ++k) {  // horizontal inverse: S -> B's level region, or the image
+        Args a = region(p, l, k);
+        a.dir = int(Direction::Inverse);
+        starpu_data_handle_t dst = l > 0 ? hd.b[k] : hd.out[k];
+        const starpu_data_access_mode mode = l > 0 ? STARPU_RW : STARPU_W;
+        // Halos for the next finer level's vertical inverse, from dst's level l-1 region.
+        Args ha = a;
+        ha.above = l > 0 && a.above;
+        ha.below = l > 0 && a.below;
+        if (l > 0) {
+          ha.halo_h = p.unit_rows(l - 1, k);
+          ha.halo_w = p.cols(l - 1);
+        }
+        if (pipeline == Pipeline::Fused) {
+          Submit(kHInv, ha).data(hd.s[k], STARPU_R).data(dst, mode)
+              .data_if(ha.above, hd.top[l - 1 < 0 ? 0 : l - 1][k], STARPU_W)
+              .data_if(ha.below, hd.bot[l - 1 < 0 ? 0 : l - 1][k], STARPU_W).go();
+          continue;
+        }
+        for (int st = kNumSteps - 1; st >= 0; --st) {
+          Args sa = a;
+          sa.step = st;
+          Submit(kHLift, sa).data(hd.s[k], STARPU_RW).go();
+        }
+        Args ma = ha;
+        ma.above = ma.below = 0;
+        Submit(kHMerge, ma).data(hd.s[k], STARPU_R).data(dst, mode).go();
+        if (ha.above || ha.below) {
+          ha.dir = int(Direction::Inverse);
+          Submit(kHaloCopy, ha).data(dst, STARPU_R)
+              .data_if(ha.above, hd.top[l - 1][k], STARPU_W).data_if(ha.below, hd.bot[l - 1][k], STARPU_W).go();
+        }
+      }
+    }
+    starpu_task_wait_for_all();
+  }
+  end_stats(stats);
+}
+
+long task_count(const Plan& p, Pipeline pipeline, bool fwd) {
+  long n = 0;
+  const int U = p.units();
+  const long halo_units = U > 1 ? U : 0;
+  if (pipeline == Pipeline::Fused) return fwd ? 2L * U * p.levels() : U + 2L * U * p.levels();
+  for (int l = 0; l < p.levels(); ++l)
+    n += fwd ? U * (1 + kNumSteps + 7L) + halo_units : U * (2L + 2 * kNumSteps + 1) + (l > 0 ? halo_units : 0);
+  return fwd ? n : n + U;
+}
+
+}  // namespace lwt

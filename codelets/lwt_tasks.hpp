@@ -1,0 +1,40 @@
+// The multi-level 2D CDF 9/7 transform as StarPU tasks over data units (seed 002's
+// local-transform layout, DESIGN §4.2-4.3). Per level and unit: a horizontal pass over the
+// unit's rows, which also writes the 4-row halos its neighbours need, then a vertical pass
+// that reads the neighbours' halos, so neighbours never wait on each other's whole strip.
+//
+// `Fused` runs one task per unit and pass; `Steps` runs one task per lifting step
+// (split, predict, update, scale and their inverses; seed 000 Algorithm 1).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "codelets/plan.hpp"
+
+namespace lwt {
+
+enum class Pipeline { Steps, Fused };
+Pipeline parse_pipeline(const std::string& name);  // throws PlanError on an unknown name
+const char* pipeline_name(Pipeline p);
+
+// What each StarPU worker did during one transform.
+struct WorkerStats {
+  std::string name;
+  unsigned tasks = 0;
+  unsigned units = 0;      // distinct data units it processed
+  double busy_ms = 0;      // time inside our codelets
+};
+
+// Forward transform of `image` (H x W, row-major) into `units_layout` (H x W, the per-unit
+// Mallat layout of Plan). StarPU must be initialised. Blocks until done.
+void forward(const Plan& plan, Pipeline pipeline, const float* image, float* units_layout,
+             std::vector<WorkerStats>* stats = nullptr);
+// Inverse: per-unit layout back to the image.
+void inverse(const Plan& plan, Pipeline pipeline, const float* units_layout, float* image,
+             std::vector<WorkerStats>* stats = nullptr);
+
+// Tasks one transform submits (for reports and tests).
+long task_count(const Plan& plan, Pipeline pipeline, bool forward);
+
+}  // namespace lwt

@@ -1,0 +1,54 @@
+// Geometry of the local-transform layout (seed 002, Table 6.2): the image is cut into
+// horizontal strips, the data units; each unit keeps the coefficients of its own rows at
+// every level, in a per-unit Mallat layout. Provides the permutation to and from the
+// standard (global) Mallat layout.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace lwt {
+
+// Thrown for geometry that cannot be transformed; the message is one line for the user.
+struct PlanError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+class Plan {
+ public:
+  // units == 0 picks a default (the most units up to `preferred` that the levels allow).
+  // Throws PlanError when the sizes are too small for the levels or units.
+  Plan(int height, int width, int levels, int units, int preferred = 16);
+
+  // Most units that H rows allow at L levels: every unit needs 4 rows at level L-1 for
+  // its neighbours' halos, i.e. L <= log2(2H / (8U)) (seed 002 eq. 6.8, D - 2 = 8).
+  static int max_units(int height, int levels);
+
+  int height() const { return height_; }
+  int width() const { return width_; }
+  int levels() const { return levels_; }
+  int units() const { return int(row0_.size()) - 1; }
+
+  // Rows of the whole image at level l (l = 0 is the input), and columns.
+  int image_rows(int l) const;
+  int cols(int l) const;
+  // First row of unit k at level l (even for l < levels) and its row count there.
+  int unit_row0(int l, int k) const;
+  int unit_rows(int l, int k) const;
+  bool has_above(int k) const { return k > 0; }
+  bool has_below(int k) const { return k + 1 < units(); }
+
+  // Unit layout (H x W, unit k in rows [unit_row0(0,k), ...) holding its own per-unit
+  // Mallat layout) <-> the standard Mallat layout of the whole image.
+  template <typename T>
+  void to_mallat(const T* units_layout, T* mallat) const;
+  template <typename T>
+  void from_mallat(const T* mallat, T* units_layout) const;
+
+ private:
+  int height_, width_, levels_;
+  std::vector<int> row0_;  // level-0 unit starts, units + 1 entries
+};
+
+}  // namespace lwt
