@@ -1,0 +1,154 @@
+// The local-transform layout under StarPU (seed 002): per-unit results, permuted to the
+// Mallat layout, equal the global reference transform; steps == fused; forward then inverse
+// returns the input. Runs on the CPU workers here and on CPUs + GPU where CUDA workers exist.
+#include <gtest/gtest.h>
+#include <starpu.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+#include "codelets/lifting.hpp"
+#include "codelets/lwt_tasks.hpp"
+#include "codelets/plan.hpp"
+
+namespace {
+
+// float32 lifting of N(0,1) data: each coefficient is a sum of a few tens of products of
+// O(1) numbers, so rounding stays within a few float epsilons (1.2e-7) of the data's scale.
+// 5 levels compound that; 1e-5 relative to max |coefficient| leaves ample margin while any
+// indexing or halo mistake produces O(1) errors.
+constexpr double kTol = 1e-5;
+
+double relative_error(const std::vector<float>& a, const std::vector<float>& b) {
+  double diff = 0, scale = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (std::isnan(a[i])) return INFINITY;
+    diff = std::max(diff, std::fabs(double(a[i]) - double(b[i])));
+    scale = std::max(scale, std::fabs(double(b[i])));
+  }
+  return diff / scale;
+}
+
+std::vector<float> random_image(int H, int W, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<float> normal;
+  std::vector<float> x(std::size_t(H) * W);
+  for (auto& v : x) v = normal(gen);
+  for (std::size_t i = 0; i < x.size(); i += 7) x[i] = 0;  // zeros in the data
+  return x;
+}
+
+class StarpuEnv : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    setenv("STARPU_SILENT", "1", 0);
+    setenv("STARPU_NCPU", "2", 0);
+    ASSERT_EQ(starpu_init(nullptr), 0);
+  }
+  void TearDown() override { starpu_shutdown(); }
+};
+const auto* const env = ::testing::AddGlobalTestEnvironment(new StarpuEnv);
+
+struct Case {
+  int H, W, units, levels;
+};
+
+class UnitsEqualGlobal : public ::testing::TestWithParam<std::tuple<lwt::Pipeline, int, int>> {};
+
+TEST_P(UnitsEqualGlobal, ForwardMatchesReferenceAndRoundTrips) {
+  const auto [pipeline, units, levels] = GetParam();
+  // 227 rows are not divisible by 3 or 7 units; 61 columns odd and wider ones elsewhere.
+  const int H = units * levels >= 21 ? 453 : 227, W = 61;
+  const lwt::Plan plan(H, W, levels, units);
+  ASSERT_EQ(plan.units(), units);
+  const auto x = random_image(H, W, unsigned(units * 10 + levels));
+  std::vector<float> c(x.size(), NAN), mallat(x.size(), NAN), ref(x.size()), y(x.size(), NAN);
+  lwt::forward(plan, pipeline, x.data(), c.data());
+  plan.to_mallat(c.data(), mallat.data());
+  lwt::ref::forward_2d(x.data(), H, W, levels, ref.data());
+  EXPECT_LT(relative_error(mallat, ref), kTol);
+  lwt::inverse(plan, pipeline, c.data(), y.data());
+  EXPECT_LT(relative_error(y, x), kTol);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllUnitsAndLevels, UnitsEqualGlobal,
+                         ::testing::Combine(::testing::Values(lwt::Pipeline::Fused, lwt::Pipeline::Steps),
+                                            ::testing::Values(1, 2, 3, 7), ::testing::Values(1, 2, 3, 4, 5)));
+
+TEST(LocalTransform, AwkwardShapes) {
+  // Two rows, one unit; wider than tall; taller than wide; odd everything.
+  for (const Case& cs : {Case{2, 9, 1, 1}, Case{3, 5, 1, 2}, Case{16, 301, 2, 2}, Case{401, 7, 5, 3},
+                         Case{129, 129, 4, 4}}) {
+    SCOPED_TRACE(::testing::Message() << cs.H << "x" << cs.W << " units " << cs.units << " levels " << cs.levels);
+    const lwt::Plan plan(cs.H, cs.W, cs.levels, cs.units);
+    const auto x = random_image(cs.H, cs.W, 7);
+    std::vector<float> c(x.size(), NAN), mallat(x.size(), NAN), ref(x.size()), y(x.size(), NAN);
+    lwt::forward(plan, lwt::Pipeline::Fused, x.data(), c.data());
+    plan.to_mallat(c.data(), mallat.data());
+    lwt::ref::forward_2d(x.data(), cs.H, cs.W, cs.levels, ref.data());
+    EXPECT_LT(relative_error(mallat, ref), kTol);
+    lwt::inverse(plan, lwt::Pipeline::Fused, c.data(), y.data());
+    EXPECT_LT(relative_error(y, x), kTol);
+  }
+}
+
+TEST(LocalTransform, StepsEqualsFused) {
+  const lwt::Plan plan(300, 211, 3, 4);
+  const auto x = random_image(300, 211, 3);
+  std::vector<float> a(x.size(), NAN), b(x.size(), NAN);
+  lwt::forward(plan, lwt::Pipeline::Fused, x.data(), a.data());
+  lwt::forward(plan, lwt::Pipeline::Steps, x.data(), b.data());
+  EXPECT_LT(relative_error(a, b), 1e-6);
+}
+
+TEST(Plan, MallatPermutationRoundTrips) {
+  const lwt::Plan plan(453, 38, 4, 3);
+  const auto x = random_image(453, 38, 5);
+  std::vector<float> m(x.size(), NAN), back(x.size(), NAN);
+  plan.to_mallat(x.data(), m.data());
+  plan.from_mallat(m.data(), back.data());
+  EXPECT_EQ(back, x);
+  EXPECT_NE(m, x);
+}
+
+TEST(Plan, UnitsStartOnMultiplesOfTwoToTheLevels) {
+  const lwt::Plan plan(1000, 10, 3, 7);
+  for (int k = 1; k < plan.units(); ++k) {
+    EXPECT_EQ(plan.unit_row0(0, k) % 8, 0);
+    EXPECT_GE(plan.unit_rows(0, k - 1), 32);
+  }
+  EXPECT_EQ(plan.unit_row0(0, 0), 0);
+}
+
+TEST(Plan, RefusesGeometryItCannotTransform) {
+  EXPECT_THROW(lwt::Plan(0, 10, 1, 1), lwt::PlanError);
+  EXPECT_THROW(lwt::Plan(10, -1, 1, 1), lwt::PlanError);
+  EXPECT_THROW(lwt::Plan(10, 10, 0, 1), lwt::PlanError);
+  EXPECT_THROW(lwt::Plan(10, 10, 5, 1), lwt::PlanError);     // too many levels for 10 samples
+  EXPECT_THROW(lwt::Plan(100, 100, 4, 50), lwt::PlanError);  // units too small for 4 levels
+  EXPECT_NO_THROW(lwt::Plan(100, 100, 4, 3));
+  EXPECT_EQ(lwt::Plan::max_units(128, 2), 16);  // 8 rows per unit at 2 levels (seed 002 eq. 6.8)
+}
+
+TEST(Tasks, EveryUnitRunsAndTheCountsMatchTheGraph) {
+  const lwt::Plan plan(256, 64, 3, 4);
+  const auto x = random_image(256, 64, 9);
+  std::vector<float> c(x.size()), y(x.size());
+  for (lwt::Pipeline p : {lwt::Pipeline::Fused, lwt::Pipeline::Steps}) {
+    std::vector<lwt::WorkerStats> fwd, inv;
+    lwt::forward(plan, p, x.data(), c.data(), &fwd);
+    lwt::inverse(plan, p, c.data(), y.data(), &inv);
+    long nf = 0, ni = 0;
+    unsigned units = 0;
+    for (const auto& w : fwd) nf += w.tasks, units += w.units;
+    for (const auto& w : inv) ni += w.tasks;
+    EXPECT_EQ(nf, lwt::task_count(plan, p, true));
+    EXPECT_EQ(ni, lwt::task_count(plan, p, false));
+    EXPECT_GE(units, 4u);  // each unit ran somewhere
+  }
+  EXPECT_EQ(lwt::task_count(plan, lwt::Pipeline::Fused, true), 2 * 4 * 3);
+}
+
+}  // namespace
