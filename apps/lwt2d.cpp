@@ -2,6 +2,7 @@
 //   lwt2d forward --in X.npy --out C.npy [--levels N] [--units U] [--pipeline steps|fused] [--check]
 //   lwt2d inverse --in C.npy --out Y.npy [--levels N] [--units U] [--pipeline steps|fused] [--check]
 //   lwt2d demo [--size S | --size RxC] [--levels N] [--units U] [--pipeline P] [--seed N] [--check]
+//              [--repeat R] [--warmup W]
 // Coefficients are in the standard Mallat layout (DESIGN §4.1). The scheduler and workers
 // come from StarPU's environment (STARPU_SCHED, STARPU_NCPU, STARPU_NCUDA, ...).
 #include <starpu.h>
@@ -29,12 +30,13 @@ const char* const kUsage =
     "usage: lwt2d forward --in X.npy --out C.npy [--levels N] [--units U] [--pipeline steps|fused] [--check]\n"
     "       lwt2d inverse --in C.npy --out Y.npy [--levels N] [--units U] [--pipeline steps|fused] [--check]\n"
     "       lwt2d demo [--size S|RxC] [--levels N] [--units U] [--pipeline steps|fused] [--seed N] [--check]\n"
+    "                  [--repeat R] [--warmup W]   (time R forward runs after W untimed ones)\n"
     "Arrays are 2-D float32 (<f4) .npy files; coefficients use the standard Mallat layout.\n"
     "Workers and policy come from StarPU's environment (STARPU_SCHED, STARPU_NCPU, STARPU_NCUDA).\n";
 
 struct Options {
   std::string command, in, out;
-  int levels = 4, units = 0, rows = 4096, cols = 4096;
+  int levels = 4, units = 0, rows = 4096, cols = 4096, repeat = 1, warmup = 0;
   unsigned long long seed = 1;
   lwt::Pipeline pipeline = lwt::Pipeline::Fused;
   bool check = false;
@@ -69,6 +71,8 @@ Options parse(int argc, char** argv) {
     else if (file_mode && flag == "--in") o.in = value();
     else if (file_mode && flag == "--out") o.out = value();
     else if (!file_mode && flag == "--seed") o.seed = unsigned(parse_int(flag, value()));
+    else if (!file_mode && flag == "--repeat") o.repeat = parse_int(flag, value());
+    else if (!file_mode && flag == "--warmup") o.warmup = parse_int(flag, value());
     else if (!file_mode && flag == "--size") {
       const std::string v = value();
       const auto x = v.find('x');
@@ -78,6 +82,8 @@ Options parse(int argc, char** argv) {
   }
   if (o.levels < 1) throw UsageError("--levels must be at least 1, got " + std::to_string(o.levels));
   if (o.units < 0) throw UsageError("--units must be positive, got " + std::to_string(o.units));
+  if (o.repeat < 1 || o.warmup < 0)
+    throw UsageError("--repeat must be at least 1 and --warmup at least 0");
   if (!file_mode && (o.rows < 1 || o.cols < 1))
     throw UsageError("--size must be positive, got " + std::to_string(o.rows) + "x" + std::to_string(o.cols));
   if (file_mode && (o.in.empty() || o.out.empty()))
@@ -175,12 +181,28 @@ int run_demo(const Options& o) {
   std::fprintf(stderr, "generating a %d x %d synthetic surface...\n", o.rows, o.cols);
   io::make_surface(o.rows, o.cols, o.seed, x.p);
   std::vector<lwt::WorkerStats> stats;
-  std::fprintf(stderr, "forward transform...\n");
-  auto t0 = std::chrono::steady_clock::now();
-  lwt::forward(plan, o.pipeline, x.p, c.p, &stats);
-  report("forward", seconds_since(t0), n, stats);
+  for (int r = 0; r < o.warmup; ++r) {
+    std::fprintf(stderr, "warm-up %d/%d (calibrates StarPU's performance models)...\n", r + 1, o.warmup);
+    lwt::forward(plan, o.pipeline, x.p, c.p);
+  }
+  std::vector<double> times;
+  for (int r = 0; r < o.repeat; ++r) {
+    std::fprintf(stderr, "forward transform %d/%d...\n", r + 1, o.repeat);
+    const auto t = std::chrono::steady_clock::now();
+    lwt::forward(plan, o.pipeline, x.p, c.p, &stats);
+    times.push_back(seconds_since(t));
+  }
+  std::vector<double> sorted = times;
+  std::sort(sorted.begin(), sorted.end());
+  report("forward", sorted[sorted.size() / 2], n, stats);
+  if (o.repeat > 1)
+    std::printf("RESULT forward policy=%s size=%dx%d levels=%d units=%d cpu=%u cuda=%u median_ms=%.3f "
+                "min_ms=%.3f max_ms=%.3f reps=%d\n",
+                session.policy().c_str(), o.rows, o.cols, o.levels, plan.units(), session.cpu_workers(),
+                session.cuda_workers(), sorted[sorted.size() / 2] * 1e3, sorted.front() * 1e3,
+                sorted.back() * 1e3, o.repeat);
   std::fprintf(stderr, "inverse transform...\n");
-  t0 = std::chrono::steady_clock::now();
+  const auto t0 = std::chrono::steady_clock::now();
   lwt::inverse(plan, o.pipeline, c.p, y.p, &stats);
   report("inverse", seconds_since(t0), n, stats);
   std::printf("round trip: max relative error %.3g\n", relative_error(y.p, x.p, n));

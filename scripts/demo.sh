@@ -4,7 +4,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh" >/dev/null
-"$root/scripts/build.sh" >/dev/null
+"$root/scripts/build.sh" >&2
 source "$root/scripts/env.sh"
 export STARPU_SILENT=${STARPU_SILENT:-1}
 exec "${BUILD_DIR:-$root/build}/bin/lwt2d" demo --size 4096 --levels 4 --check "$@"

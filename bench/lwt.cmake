@@ -1,0 +1,6 @@
+# The LWT benchmarks: fused CUDA passes on device-resident data (bench_lwt_cuda) and the
+# end-to-end comparison across StarPU schedulers (lwt_e2e.sh, which runs lwt2d).
+if(FNNDTPS_BUILD_CUDA)
+  add_executable(bench_lwt_cuda ${CMAKE_CURRENT_LIST_DIR}/bench_lwt_cuda.cu)
+  target_link_libraries(bench_lwt_cuda PRIVATE lwt_cuda lwt_cpu CUDA::cudart)
+endif()
