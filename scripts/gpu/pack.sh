@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Builds here (Debian 12, CUDA 13 toolkit, no GPU) and packs what the GPU machine needs into
+# .carry/ (git-ignored): our binaries, StarPU's shared library (stripped) and the Debian
+# libraries the GPU machine's image lacks. The device call then names .carry in `carry`
+# and runs scripts/gpu/run.sh.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+export BUILD_DIR=${BUILD_DIR:-$root/build-gpu}
+"$root/scripts/build.sh" -DFNNDTPS_BUILD_CUDA=ON
+source "$root/scripts/env.sh"
+carry=$root/.carry
+rm -rf "$carry"; mkdir -p "$carry/bin" "$carry/lib"
+for f in "$BUILD_DIR"/bin/* "$BUILD_DIR"/lib/*.so; do
+  [[ -f $f && -x $f ]] && cp "$f" "$carry/${f#"$BUILD_DIR"/}"
+done
+cp -a "$STARPU_PREFIX"/lib/libstarpu-1.4.so* "$carry/lib/"
+strip --strip-debug "$carry"/lib/libstarpu-1.4.so.*.* "$carry"/bin/* 2>/dev/null || true
+for lib in libhwloc.so.15 libopenblas.so.0 libgfortran.so.5 libquadmath.so.0 libnuma.so.1 libltdl.so.7; do
+  src=$(readlink -f "/usr/lib/x86_64-linux-gnu/$lib")
+  cp "$src" "$carry/lib/$lib"
+done
+# The test list and scripts travel with the tree; ctest's files name build paths, so the
+# device runs the binaries directly (scripts/gpu/run.sh).
+du -sh "$carry"

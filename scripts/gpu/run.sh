@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine from the repository root, with .carry/ from scripts/gpu/pack.sh:
+# the CUDA tests, then the benchmarks. Logs go to $OUT (the device tool brings them back).
+#   bash scripts/gpu/run.sh [tests] [kernels] [e2e]   (default: all three)
+set -uo pipefail
+root=$(pwd)
+OUT=${OUT:-$root/gpu-out}; mkdir -p "$OUT"
+export LD_LIBRARY_PATH=$root/.carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export OPENBLAS_NUM_THREADS=1 STARPU_SILENT=1
+bin=$root/.carry/bin
+parts=${*:-tests kernels e2e}
+status=0
+{ nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv; nproc; } >"$OUT/machine.txt" 2>&1
+cat "$OUT/machine.txt"
+if [[ $parts == *tests* ]]; then
+  for t in "$bin"/test_*; do
+    echo "== $(basename "$t")"
+    "$t" --gtest_brief=1 >"$OUT/$(basename "$t").log" 2>&1 && echo "   passed" || { echo "   FAILED"; tail -30 "$OUT/$(basename "$t").log"; status=1; }
+  done
+  STARPU_NCUDA=1 bash tests/cli_lwt2d.sh "$bin/lwt2d" >"$OUT/cli.log" 2>&1 && echo "== cli passed" || { echo "== cli FAILED"; cat "$OUT/cli.log"; status=1; }
+fi
+if [[ $parts == *kernels* ]]; then
+  echo "== fused CUDA passes, device-resident"
+  "$bin/bench_lwt_cuda" --size 16384 --levels 4 --units 1 --reps 10 2>&1 | tee "$OUT/bench_kernels.txt"
+  "$bin/bench_lwt_cuda" --size 16384 --levels 4 --units 16 --reps 10 2>&1 | grep RESULT | tee -a "$OUT/bench_kernels.txt"
+fi
+if [[ $parts == *e2e* ]]; then
+  echo "== end to end, host to host"
+  bash bench/lwt_e2e.sh "$bin/lwt2d" --size 16384 --levels 4 --reps 5 --warmup 2 --csv "$OUT/lwt_e2e.csv" 2>&1 | tee "$OUT/lwt_e2e.txt"
+fi
+exit $status
