@@ -5,7 +5,8 @@
 set -uo pipefail
 root=$(pwd)
 OUT=${OUT:-$root/gpu-out}; mkdir -p "$OUT"
-export LD_LIBRARY_PATH=$root/.carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export LD_LIBRARY_PATH=$root/.carry/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export PYTHON=${PYTHON:-python3}  # the image's python3 has numpy
 export OPENBLAS_NUM_THREADS=1 STARPU_SILENT=1
 bin=$root/.carry/bin
 parts=${*:-tests kernels e2e}
