@@ -75,7 +75,12 @@ TEST_P(UnitsEqualGlobal, ForwardMatchesReferenceAndRoundTrips) {
 
 INSTANTIATE_TEST_SUITE_P(AllUnitsAndLevels, UnitsEqualGlobal,
                          ::testing::Combine(::testing::Values(lwt::Pipeline::Fused, lwt::Pipeline::Steps),
-                                            ::testing::Values(1, 2, 3, 7), ::testing::Values(1, 2, 3, 4, 5)));
+                                            ::testing::Values(1, 2, 3, 7), ::testing::Values(1, 2, 3, 4, 5)),
+                         [](const auto& tp) {
+                           return std::string(lwt::pipeline_name(std::get<0>(tp.param))) + "_units" +
+                                  std::to_string(std::get<1>(tp.param)) + "_levels" +
+                                  std::to_string(std::get<2>(tp.param));
+                         });
 
 TEST(LocalTransform, AwkwardShapes) {
   // Two rows, one unit; wider than tall; taller than wide; odd everything.
