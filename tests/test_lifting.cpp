@@ -566,6 +566,55 @@ std::vector<Unit> units() {
   return u;
 }
 
+// Gathers and scatters are permutations of rows: check them bit for bit, each on its own.
+TYPED_TEST(Lifting, ColsGatherScatterLayout) {
+  using T = typename TestFixture::Scalar;
+  using Ops = typename TestFixture::BackendOps;
+  const int w = 37;
+  for (int h : {4, 7, 10}) {
+    for (int halos = 0; halos < 4; ++halos) {
+      const bool has_above = halos & 1, has_below = (halos & 2) && h % 2 == 0;
+      SCOPED_TRACE("h " + std::to_string(h) + (has_above ? " above" : "") +
+                   (has_below ? " below" : ""));
+      const int a = has_above ? kHalo : 0, n_win = lwt::cpu::window_rows(h, has_above, has_below);
+      const Mat<T> unit = random_mat<T>(h, w, 3, 900u + unsigned(h * 4 + halos));
+      const Mat<T> above = random_mat<T>(kHalo, w, 1, 950u + unsigned(h));
+      const Mat<T> below = random_mat<T>(kHalo, w, 1, 970u + unsigned(h));
+      const Buf<T>* pa = has_above ? &above.v : nullptr;
+      const Buf<T>* pb = has_below ? &below.v : nullptr;
+      // Window row k holds x-index k - a: a halo row or a unit row (x-order forward; split
+      // layout for the inverse), stored at split row split_row(k, n_win).
+      for (Direction dir : {Direction::Forward, Direction::Inverse}) {
+        Mat<T> want(n_win, w, 2), win(n_win, w, 2);
+        for (int k = 0; k < n_win; ++k) {
+          const int y = k - a;
+          for (int c = 0; c < w; ++c)
+            want.at(split_row(k, n_win), c) =
+                y < 0    ? above.at(y + kHalo, c)
+                : y >= h ? below.at(y - h, c)
+                         : unit.at(dir == Direction::Forward ? y : split_row(y, h), c);
+        }
+        if (dir == Direction::Forward)
+          Ops::cols_gather(unit.v, unit.ld, h, w, pa, pb, above.ld, win.v, win.ld);
+        else
+          Ops::cols_gather_inverse(unit.v, unit.ld, h, w, pa, pb, above.ld, win.v, win.ld);
+        EXPECT_TRUE(bit_equal(win, want)) << (dir == Direction::Forward ? "gather" : "gather_inverse");
+      }
+      const Mat<T> win = random_mat<T>(n_win, w, 2, 990u + unsigned(h));
+      Mat<T> want_f(h, w, 1), want_i(h, w, 1), out_f(h, w, 1), out_i(h, w, 1);
+      for (int y = 0; y < h; ++y)
+        for (int c = 0; c < w; ++c) {
+          want_f.at(split_row(y, h), c) = win.at(split_row(y + a, n_win), c);
+          want_i.at(y, c) = win.at(split_row(y + a, n_win), c);
+        }
+      Ops::cols_scatter(win.v, win.ld, h, w, has_above, has_below, out_f.v, out_f.ld);
+      Ops::cols_scatter_inverse(win.v, win.ld, h, w, has_above, has_below, out_i.v, out_i.ld);
+      EXPECT_TRUE(bit_equal(out_f, want_f)) << "scatter";
+      EXPECT_TRUE(bit_equal(out_i, want_i)) << "scatter_inverse";
+    }
+  }
+}
+
 // Forward: each unit's fused and steps passes, with halos from its neighbours' rows, give
 // exactly its part of the global column transform: its L rows, then its H rows.
 TYPED_TEST(Lifting, ColsForwardUnitsWithHalos) {
