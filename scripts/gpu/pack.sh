@@ -13,8 +13,8 @@ rm -rf "$carry"; mkdir -p "$carry/bin" "$carry/lib"
 for f in "$BUILD_DIR"/bin/* "$BUILD_DIR"/lib/*.so; do
   [[ -f $f && -x $f ]] && cp "$f" "$carry/${f#"$BUILD_DIR"/}"
 done
-cp -a "$STARPU_PREFIX"/lib/libstarpu-1.4.so* "$carry/lib/"
-strip --strip-debug "$carry"/lib/libstarpu-1.4.so.*.* "$carry"/bin/* 2>/dev/null || true
+cp -L "$STARPU_PREFIX"/lib/libstarpu-1.4.so.9 "$carry/lib/"
+strip --strip-debug "$carry"/lib/libstarpu-1.4.so.9 "$carry"/bin/* 2>/dev/null || true
 for lib in libhwloc.so.15 libopenblas.so.0 libgfortran.so.5 libquadmath.so.0 libnuma.so.1 libltdl.so.7; do
   src=$(readlink -f "/usr/lib/x86_64-linux-gnu/$lib")
   cp "$src" "$carry/lib/$lib"
