@@ -1,0 +1,678 @@
+// DTPS controller, sub-task weights and the per-kind ratio store (seed 001 §1.1-1.4).
+// Equations (1)-(8) of seed 001 are images missing from our copy of the paper; the definitions
+// marked "chosen" below are ours, built from the surrounding text, and the reasons are given
+// beside each.
+#include "scheduler/dtps.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <numeric>
+#include <sstream>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+namespace sched {
+
+namespace {
+
+double non_negative(double v) { return v > 0.0 ? v : 0.0; }  // NaN -> 0
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Sub-task weights and dispatch
+
+// Seed 001 §1.1 eq. (3): IA = sum_i m_i * n_i, the operations of a sub-task converted to
+// standard operations (m_i operations of kind i, each worth n_i standard ones).
+double compute_size(const std::vector<OperationCount>& ops) {
+  double ia = 0.0;
+  for (const OperationCount& op : ops) ia += non_negative(op.count) * non_negative(op.standard_ops);
+  return ia;
+}
+
+// Seed 001 §1.1 eq. (4): DA = DA_in + DA_out, data received from and sent to the neighbouring
+// sub-tasks.
+double communication(double da_in, double da_out) {
+  return non_negative(da_in) + non_negative(da_out);
+}
+
+// Seed 001 §1.1 eq. (5), chosen: w = IA / DA. The paper sorts by this weight and, in §1.2,
+// wants much compute and little communication on the GPU, so the weight must grow with IA and
+// fall with DA; the ratio (operations per unit of data moved, i.e. arithmetic intensity) does
+// both and is independent of the sub-task's size, so halving every tile keeps the order.
+double ordering_weight(const SubTaskWeight& w) {
+  const double ia = non_negative(w.ia);
+  const double da = non_negative(w.da);
+  if (da == 0.0) return ia > 0.0 ? std::numeric_limits<double>::infinity() : 0.0;
+  return ia / da;
+}
+
+const char* to_string(Class c) {
+  switch (c) {
+    case Class::Cpu: return "cpu";
+    case Class::Gpu: return "gpu";
+    case Class::Either: return "either";
+  }
+  return "?";
+}
+
+// Seed 001 §1.2: p = P/(2N), q = Q/(2N), with P, Q the job's total compute and communication
+// over its N sub-tasks: half the mean sub-task.
+DispatchThresholds dispatch_thresholds(const std::vector<SubTaskWeight>& subtasks) {
+  if (subtasks.empty()) return {};
+  double total_ia = 0.0;
+  double total_da = 0.0;
+  for (const SubTaskWeight& w : subtasks) {
+    total_ia += non_negative(w.ia);
+    total_da += non_negative(w.da);
+  }
+  const double two_n = 2.0 * static_cast<double>(subtasks.size());
+  return {total_ia / two_n, total_da / two_n};
+}
+
+// Seed 001 §1.2 eq. (6). The text: much compute and little communication -> GPU; little
+// compute and much communication -> CPU (the text says "GPU" here, a typo: the next sentence
+// sends the conflicting case, much of both, to the CPU because "communication comes first").
+// So DA > q decides CPU whatever IA is; IA > p with DA < q decides GPU; the rest (little of
+// both, or DA exactly q) may go to either class.
+Class dispatch(const SubTaskWeight& w, double p, double q) {
+  const double ia = non_negative(w.ia);
+  const double da = non_negative(w.da);
+  if (da > q) return Class::Cpu;
+  if (ia > p && da < q) return Class::Gpu;
+  return Class::Either;
+}
+
+// Seed 001 §1.3 case (1): "sort the sub-tasks by weight, larger first; the front part goes to
+// the CPU, the back part to the GPU, in the ratio alpha : beta". Taken literally this sends the
+// most compute-heavy sub-tasks (largest eq. (5) weight) to the CPU, against §1.2 and eq. (6),
+// which send them to the GPU. We keep §1.2: the list is sorted the paper's way (larger weight
+// first) and the GPU class takes the front, the CPU class the back. What the ratio controls is
+// unchanged (how much work each class gets); only which sub-tasks fill it follows §1.2.
+//
+// The sort key puts eq. (6)'s verdict first (Gpu, Either, Cpu) and the eq. (5) weight second,
+// so a single cut honours eq. (6) as far as the ratio allows: GPU-bound sub-tasks are the last
+// the GPU gives up, CPU-bound ones (communication-heavy) the last the CPU gives up.
+//
+// The cut: walking the order, a sub-task goes to the GPU class when the middle of its IA falls
+// within the GPU's beta * P, so each class's IA is within half a sub-task of its share.
+// When every IA is 0 the cut is by count instead: round(beta * N) sub-tasks to the GPU.
+Partition partition(const std::vector<SubTaskWeight>& subtasks, double alpha) {
+  Partition out;
+  const std::size_t n = subtasks.size();
+  out.order.resize(n);
+  std::iota(out.order.begin(), out.order.end(), std::size_t{0});
+  if (n == 0) return out;
+
+  const DispatchThresholds t = dispatch_thresholds(subtasks);
+  std::vector<int> rank(n);
+  std::vector<double> weight(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Class c = dispatch(subtasks[i], t.p, t.q);
+    rank[i] = c == Class::Gpu ? 0 : c == Class::Either ? 1 : 2;
+    weight[i] = ordering_weight(subtasks[i]);
+  }
+  std::sort(out.order.begin(), out.order.end(), [&](std::size_t a, std::size_t b) {
+    if (rank[a] != rank[b]) return rank[a] < rank[b];
+    if (weight[a] != weight[b]) return weight[a] > weight[b];
+    return a < b;
+  });
+
+  double total = 0.0;
+  for (const SubTaskWeight& w : subtasks) total += non_negative(w.ia);
+  // NaN alpha counts as 0.5: no information, even split.
+  const double a = std::isnan(alpha) ? 0.5 : std::clamp(alpha, 0.0, 1.0);
+  const double beta = 1.0 - a;
+
+  std::size_t cut = 0;
+  if (a <= 0.0) {
+    cut = n;
+  } else if (a >= 1.0) {
+    cut = 0;
+  } else if (total > 0.0) {
+    const double gpu_target = beta * total;
+    double before = 0.0;
+    while (cut < n) {
+      const double ia = non_negative(subtasks[out.order[cut]].ia);
+      if (before + 0.5 * ia > gpu_target) break;
+      before += ia;
+      ++cut;
+    }
+  } else {
+    cut = static_cast<std::size_t>(std::llround(beta * static_cast<double>(n)));
+  }
+
+  out.gpu_count = cut;
+  out.assignment.assign(n, Class::Cpu);
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t i = out.order[k];
+    const double ia = non_negative(subtasks[i].ia);
+    if (k < cut) {
+      out.assignment[i] = Class::Gpu;
+      out.gpu_ia += ia;
+    } else {
+      out.cpu_ia += ia;
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The controller
+
+void validate(const DtpsConfig& c) {
+  if (!(c.tolerance > 0.0 && c.tolerance < 1.0))
+    throw std::invalid_argument("dtps: tolerance must be in (0, 1), got " +
+                                std::to_string(c.tolerance));
+  if (!(c.min_share > 0.0 && c.min_share < 0.5))
+    throw std::invalid_argument("dtps: min_share must be in (0, 0.5), got " +
+                                std::to_string(c.min_share));
+  if (c.max_iterations < 1)
+    throw std::invalid_argument("dtps: max_iterations must be >= 1, got " +
+                                std::to_string(c.max_iterations));
+  if (!(c.initial_alpha >= 0.0 && c.initial_alpha <= 1.0))
+    throw std::invalid_argument("dtps: initial_alpha must be in [0, 1], got " +
+                                std::to_string(c.initial_alpha));
+}
+
+const char* to_string(DtpsCase c) {
+  switch (c) {
+    case DtpsCase::Balanced: return "balanced";
+    case DtpsCase::GpuOverloaded: return "gpu-overloaded";
+    case DtpsCase::CpuOverloaded: return "cpu-overloaded";
+    case DtpsCase::Ignored: return "ignored";
+    case DtpsCase::Fixed: return "fixed";
+  }
+  return "?";
+}
+
+// Seed 001 §1.3 eq. (7), chosen: m = (T_c - T_g) / max(T_c, T_g).
+// The paper calls m a delay coefficient, reads m < -0.1 as "GPU overloaded" and m > 0.1 as
+// "CPU overloaded", and uses one threshold 0.1 for both sides. So m has the sign of T_c - T_g
+// and must be scale-free and symmetric: dividing by the later finish time gives the idle
+// fraction of the batch's span for the class that finished first, in [-1, 1], with the same
+// meaning on both sides (|m| = 0.1: one class idled for the last 10% of the batch).
+double delay_coefficient(double t_cpu, double t_gpu) {
+  if (!(std::isfinite(t_cpu) && std::isfinite(t_gpu) && t_cpu > 0.0 && t_gpu > 0.0))
+    return std::numeric_limits<double>::quiet_NaN();
+  return (t_cpu - t_gpu) / std::max(t_cpu, t_gpu);
+}
+
+// Seed 001 §1.3 eq. (8), chosen: the first step of a round is theta_0 = |m| * s, where s is the
+// share of the late class (alpha when m > 0, beta when m < 0).
+// Why: the late class spent the fraction |m| of its time after the other class had finished;
+// handing that fraction of its share over is exactly right when the other class is infinitely
+// fast, and too much otherwise. Under the linear time model the balancing move is
+// alpha*beta*|m| / (1 - s*|m|) <= s*|m| (e.g. m > 0: 1 - alpha*m >= beta), so theta_0 never
+// falls short: the halving steps (total reach 2*theta_0) always contain the balance point and the
+// search converges within one round, whatever the speed ratio, and the first step never pushes
+// the late class's share below 0. A fixed theta_0 would need many rounds for a 1:50 speed ratio
+// or oscillate for 1:1.
+// Turn (eq. (8)'s second argument): theta is re-derived from the measured m at the start of
+// every adjusting round, turn 0 included, rather than carried over halved from the last round:
+// a carried, shrunken step could not follow a worker that slows down later in the run. Turn
+// counts the rounds per job kind and restarts at 0 for a new kind (DtpsController::reset).
+double initial_theta(double m, double alpha) {
+  if (!(std::isfinite(m) && std::isfinite(alpha))) return 0.0;
+  const double a = std::clamp(alpha, 0.0, 1.0);
+  if (m > 0.0) return m * a;
+  if (m < 0.0) return -m * (1.0 - a);
+  return 0.0;
+}
+
+DtpsController::DtpsController(DtpsConfig config) : DtpsController(config, DtpsState{}) {
+  state_.alpha = clamp_share(config_.initial_alpha);
+}
+
+DtpsController::DtpsController(DtpsConfig config, DtpsState state)
+    : config_(config), state_(state) {
+  validate(config_);
+  if (std::isnan(state_.alpha)) state_.alpha = config_.initial_alpha;
+  state_.alpha = clamp_share(state_.alpha);
+  if (!(state_.theta >= 0.0) || !std::isfinite(state_.theta)) state_.theta = 0.0;
+  if (state_.turn < 0) state_.turn = 0;
+}
+
+double DtpsController::clamp_share(double a) const {
+  return std::clamp(a, config_.min_share, 1.0 - config_.min_share);
+}
+
+void DtpsController::set_classes(bool has_cpu, bool has_gpu) {
+  has_cpu_ = has_cpu;
+  has_gpu_ = has_gpu;
+}
+
+double DtpsController::alpha() const {
+  if (!has_cpu_ && has_gpu_) return 0.0;
+  if (has_cpu_ && !has_gpu_) return 1.0;
+  return state_.alpha;
+}
+
+void DtpsController::reset() {
+  state_ = DtpsState{};
+  state_.alpha = clamp_share(config_.initial_alpha);
+}
+
+// Seed 001 §1.3, at the end of each batch:
+//   case (1) |m| <= 0.1: keep alpha, beta for the next batch;
+//   case (2) m < -0.1 (GPU late): alpha += theta, beta -= theta, theta /= 2, re-estimate m,
+//            until m >= -0.1; on overshooting to m > 0.1, alpha -= theta, beta += theta,
+//            theta /= 2 until m is in range;
+//   case (3) m > 0.1 (CPU late): the same, starting with alpha -= theta.
+// "Re-estimate m" needs the times a ratio would give without running it: the linear time
+// model keeps each class's measured rate, T_c' = T_c * alpha'/alpha, T_g' = T_g * beta'/beta
+// (alpha, beta: the shares the batch ran with). We read the paper's loop as "each step goes
+// the way m's sign says, and halves theta", which is the paper's two phases and continues the
+// same way should the second phase overshoot too; with theta_0 from eq. (8) it is a bisection
+// that converges (see initial_theta). The loop is bounded by max_iterations and by the shares'
+// range [min_share, 1 - min_share]; it stops early when a bound blocks the step (saturated).
+DtpsUpdate DtpsController::end_batch(double t_cpu, double t_gpu,
+                                     std::optional<double> realised_alpha) {
+  DtpsUpdate u;
+  u.alpha_before = alpha();
+  u.alpha = alpha();
+  u.theta = state_.theta;
+  u.turn = state_.turn;
+  u.m_before = std::numeric_limits<double>::quiet_NaN();
+  u.m_after = u.m_before;
+
+  if (!has_cpu_ || !has_gpu_) {
+    u.kind = DtpsCase::Fixed;
+    u.reason = !has_cpu_ && !has_gpu_ ? "no workers in either class"
+               : !has_cpu_            ? "no CPU-class workers: alpha fixed at 0"
+                                      : "no GPU-class workers: alpha fixed at 1";
+    return u;
+  }
+
+  const double a0 = realised_alpha ? *realised_alpha : state_.alpha;
+  u.alpha_before = a0;
+  u.kind = DtpsCase::Ignored;
+  if (!(a0 > 0.0 && a0 < 1.0)) {
+    u.reason = "realised CPU share " + std::to_string(a0) + " is outside (0, 1)";
+    return u;
+  }
+  if (!(std::isfinite(t_cpu) && t_cpu > 0.0)) {
+    u.reason = "CPU-class time " + std::to_string(t_cpu) + " is not a positive finite number";
+    return u;
+  }
+  if (!(std::isfinite(t_gpu) && t_gpu > 0.0)) {
+    u.reason = "GPU-class time " + std::to_string(t_gpu) + " is not a positive finite number";
+    return u;
+  }
+
+  const double m0 = delay_coefficient(t_cpu, t_gpu);
+  const auto predict = [&](double a) {
+    return delay_coefficient(t_cpu * (a / a0), t_gpu * ((1.0 - a) / (1.0 - a0)));
+  };
+  u.m_before = m0;
+  const double tol = config_.tolerance;
+
+  if (std::fabs(m0) <= tol) {  // case (1)
+    u.kind = DtpsCase::Balanced;
+    u.m_after = predict(state_.alpha);
+    return u;
+  }
+
+  u.kind = m0 < 0.0 ? DtpsCase::GpuOverloaded : DtpsCase::CpuOverloaded;  // cases (2), (3)
+  double theta = initial_theta(m0, a0);  // eq. (8)
+  double a = a0;
+  double m = m0;
+  const double lo = config_.min_share;
+  const double hi = 1.0 - config_.min_share;
+  while (std::fabs(m) > tol && u.iterations < config_.max_iterations) {
+    const double next = std::clamp(m < 0.0 ? a + theta : a - theta, lo, hi);
+    theta /= 2.0;
+    ++u.iterations;
+    if (next == a) break;  // blocked by a bound (or theta below the spacing of doubles)
+    a = next;
+    m = predict(a);
+  }
+  u.saturated = std::fabs(m) > tol && ((m < 0.0 && a >= hi) || (m > 0.0 && a <= lo));
+
+  state_.alpha = a;
+  state_.theta = theta;
+  ++state_.turn;
+  u.alpha = a;
+  u.theta = theta;
+  u.turn = state_.turn;
+  u.m_after = m;
+  return u;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The store
+
+namespace {
+
+constexpr std::size_t kMaxFileBytes = 1 << 22;  // 4 MiB: tens of thousands of kinds
+constexpr const char* kMagic = "fnndtps-dtps";
+
+std::uint64_t fnv1a64(std::string_view bytes) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+std::string hex16(std::uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+// Shortest text that reads back to the same double.
+std::string number(double v) {
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
+// A field as quoted in an error message: control characters replaced and long fields
+// shortened, so the message stays one short line.
+std::string shown(std::string_view s) {
+  std::string out(s.substr(0, 40));
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  if (s.size() > 40) out.replace(37, 3, "...");
+  return out;
+}
+
+// Kind names are codelet names: any bytes. Printable ASCII other than ' ' and '%' stays,
+// everything else becomes %XX, so a name is one token.
+std::string encode_name(const std::string& name) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : name) {
+    if (c > 0x20 && c < 0x7f && c != '%') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
+bool decode_name(std::string_view tok, std::string& out) {
+  out.clear();
+  for (std::size_t i = 0; i < tok.size(); ++i) {
+    if (tok[i] != '%') {
+      out += tok[i];
+      continue;
+    }
+    if (i + 2 >= tok.size()) return false;  // '%' needs two hex digits after it
+    const int hi = hex_digit(tok[i + 1]);
+    const int lo = hex_digit(tok[i + 2]);
+    if (hi < 0 || lo < 0) return false;
+    out += static_cast<char>(hi * 16 + lo);
+    i += 2;
+  }
+  return !out.empty();
+}
+
+std::vector<std::string_view> split(std::string_view s) {
+  std::vector<std::string_view> out;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r')) ++i;
+    const std::size_t b = i;
+    while (i < s.size() && !(s[i] == ' ' || s[i] == '\t' || s[i] == '\r')) ++i;
+    if (i > b) out.push_back(s.substr(b, i - b));
+  }
+  return out;
+}
+
+struct Line {
+  std::size_t number = 0;  // 1-based
+  std::size_t offset = 0;  // byte offset of its first character
+  std::vector<std::string_view> tokens;
+};
+
+class Parser {
+ public:
+  Parser(std::string_view text, std::string source) : text_(text), source_(std::move(source)) {}
+
+  [[noreturn]] void fail(std::size_t line, const std::string& what) const {
+    throw DtpsStoreError("dtps store " + source_ + ":" + std::to_string(line) + ": " + what);
+  }
+
+  // The next line that is neither blank nor a comment.
+  Line next(const std::string& expected) {
+    while (pos_ < text_.size()) {
+      Line l;
+      l.offset = pos_;
+      l.number = ++line_;
+      const std::size_t end = text_.find('\n', pos_);
+      const std::size_t stop = end == std::string_view::npos ? text_.size() : end;
+      l.tokens = split(text_.substr(pos_, stop - pos_));
+      pos_ = end == std::string_view::npos ? text_.size() : end + 1;
+      if (l.tokens.empty() || l.tokens[0][0] == '#') continue;
+      return l;
+    }
+    throw DtpsStoreError("dtps store " + source_ + ": truncated after line " +
+                         std::to_string(line_) + ": expected " + expected);
+  }
+
+  bool at_end() {
+    while (pos_ < text_.size()) {
+      const std::size_t end = text_.find('\n', pos_);
+      const std::size_t stop = end == std::string_view::npos ? text_.size() : end;
+      ++line_;
+      if (!split(text_.substr(pos_, stop - pos_)).empty()) return false;
+      pos_ = end == std::string_view::npos ? text_.size() : end + 1;
+    }
+    return true;
+  }
+  std::size_t line() const { return line_; }
+
+  void expect(const Line& l, std::string_view key, std::size_t args,
+              const std::string& shape) const {
+    if (l.tokens[0] != key)
+      fail(l.number, "expected " + shape + ", found '" + shown(l.tokens[0]) + "'");
+    if (l.tokens.size() != args + 1)
+      fail(l.number, "expected " + shape + ": " + std::to_string(args) + " fields after '" +
+                         std::string(key) + "', found " + std::to_string(l.tokens.size() - 1));
+  }
+
+  double real(const Line& l, std::string_view tok, const char* what) const {
+    double v = 0.0;
+    const auto r = std::from_chars(tok.data(), tok.data() + tok.size(), v);
+    if (r.ec != std::errc() || r.ptr != tok.data() + tok.size() || !std::isfinite(v))
+      fail(l.number, std::string(what) + " '" + shown(tok) + "' is not a finite number");
+    return v;
+  }
+
+  std::size_t count(const Line& l, std::string_view tok, const char* what) const {
+    std::size_t v = 0;
+    const auto r = std::from_chars(tok.data(), tok.data() + tok.size(), v);
+    if (r.ec != std::errc() || r.ptr != tok.data() + tok.size())
+      fail(l.number, std::string(what) + " '" + shown(tok) + "' is not a non-negative integer");
+    return v;
+  }
+
+ private:
+  std::string_view text_;
+  std::string source_;
+  std::size_t pos_ = 0;
+  std::size_t line_ = 0;
+};
+
+}  // namespace
+
+DtpsStore::DtpsStore(DtpsConfig config) : config_(config) { validate(config_); }
+
+DtpsController& DtpsStore::controller(const std::string& kind) {
+  auto it = kinds_.find(kind);
+  if (it == kinds_.end()) {
+    it = kinds_.emplace(kind, DtpsController(config_)).first;
+    it->second.set_classes(has_cpu_, has_gpu_);
+  }
+  return it->second;
+}
+
+const DtpsController* DtpsStore::find(const std::string& kind) const {
+  const auto it = kinds_.find(kind);
+  return it == kinds_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> DtpsStore::kinds() const {
+  std::vector<std::string> out;
+  out.reserve(kinds_.size());
+  for (const auto& kv : kinds_) out.push_back(kv.first);
+  return out;
+}
+
+void DtpsStore::set_classes(bool has_cpu, bool has_gpu) {
+  has_cpu_ = has_cpu;
+  has_gpu_ = has_gpu;
+  for (auto& kv : kinds_) kv.second.set_classes(has_cpu, has_gpu);
+}
+
+std::filesystem::path DtpsStore::file_in(const std::filesystem::path& model_dir) {
+  return model_dir / kFileName;
+}
+
+std::string DtpsStore::to_text() const {
+  std::ostringstream s;
+  s << kMagic << ' ' << kDtpsStoreVersion << "\n";
+  s << "# DTPS ratios per job kind (seed 001 §1.3): kind <name> <alpha> <theta> <turn>\n";
+  s << "kinds " << kinds_.size() << "\n";
+  for (const auto& kv : kinds_) {
+    const DtpsState& st = kv.second.state();
+    s << "kind " << encode_name(kv.first) << ' ' << number(st.alpha) << ' ' << number(st.theta)
+      << ' ' << st.turn << "\n";
+  }
+  const std::string body = s.str();
+  return body + "checksum fnv1a64 " + hex16(fnv1a64(body)) + "\n";
+}
+
+std::map<std::string, DtpsState> DtpsStore::parse(const std::string& text,
+                                                  const std::string& source) {
+  if (text.empty()) throw DtpsStoreError("dtps store " + source + ": empty file");
+  if (text.size() > kMaxFileBytes)
+    throw DtpsStoreError("dtps store " + source + ": larger than " +
+                         std::to_string(kMaxFileBytes) + " bytes");
+  Parser p(text, source);
+  const std::string header = "'" + std::string(kMagic) + " " + std::to_string(kDtpsStoreVersion) +
+                             "'";
+  Line l = p.next(header);
+  if (l.tokens[0] != kMagic || l.tokens.size() != 2)
+    p.fail(l.number, "not a DTPS store (the first line should be " + header + ")");
+  const std::size_t version = p.count(l, l.tokens[1], "version");
+  if (version != static_cast<std::size_t>(kDtpsStoreVersion))
+    p.fail(l.number, "version " + shown(l.tokens[1]) + " is not supported (this build reads " +
+                         std::to_string(kDtpsStoreVersion) + "); delete the file to start over");
+
+  l = p.next("'kinds <n>'");
+  p.expect(l, "kinds", 1, "'kinds <n>'");
+  const std::size_t n = p.count(l, l.tokens[1], "kind count");
+  if (n > kMaxFileBytes / 16) p.fail(l.number, "kind count " + shown(l.tokens[1]) + " is too large");
+
+  std::map<std::string, DtpsState> out;
+  const std::string shape = "'kind <name> <alpha> <theta> <turn>'";
+  for (std::size_t k = 0; k < n; ++k) {
+    l = p.next(shape + " (" + std::to_string(k + 1) + " of " + std::to_string(n) + ")");
+    p.expect(l, "kind", 4, shape);
+    std::string name;
+    if (!decode_name(l.tokens[1], name))
+      p.fail(l.number, "kind name '" + shown(l.tokens[1]) + "' is not valid %-encoding");
+    DtpsState st;
+    st.alpha = p.real(l, l.tokens[2], "alpha");
+    if (!(st.alpha >= 0.0 && st.alpha <= 1.0))
+      p.fail(l.number, "alpha " + shown(l.tokens[2]) + " is outside [0, 1]");
+    st.theta = p.real(l, l.tokens[3], "theta");
+    if (!(st.theta >= 0.0 && st.theta <= 1.0))
+      p.fail(l.number, "theta " + shown(l.tokens[3]) + " is outside [0, 1]");
+    const std::size_t turn = p.count(l, l.tokens[4], "turn");
+    if (turn > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+      p.fail(l.number, "turn " + shown(l.tokens[4]) + " is too large");
+    st.turn = static_cast<int>(turn);
+    if (!out.emplace(name, st).second)
+      p.fail(l.number, "kind '" + shown(l.tokens[1]) + "' appears twice");
+  }
+
+  l = p.next("'checksum fnv1a64 <hex>'");
+  p.expect(l, "checksum", 2, "'checksum fnv1a64 <hex>'");
+  if (l.tokens[1] != "fnv1a64") p.fail(l.number, "unknown checksum '" + shown(l.tokens[1]) + "'");
+  if (l.tokens[2] != hex16(fnv1a64(std::string_view(text).substr(0, l.offset))))
+    p.fail(l.number, "checksum mismatch: the file is corrupt or was edited by hand");
+  if (!p.at_end()) p.fail(p.line(), "unexpected content after the checksum line");
+  return out;
+}
+
+void DtpsStore::save(const std::filesystem::path& model_dir) const {
+  std::error_code ec;
+  std::filesystem::create_directories(model_dir, ec);
+  if (ec) throw std::runtime_error("cannot create " + model_dir.string() + ": " + ec.message());
+  const std::string path = file_in(model_dir).string();
+  const std::string tmp = path + ".tmp." + std::to_string(static_cast<long>(::getpid()));
+  const std::string text = to_text();
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    out.close();
+    if (!out) {
+      std::remove(tmp.c_str());
+      throw std::runtime_error("cannot write " + tmp);
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    std::remove(tmp.c_str());
+    throw std::runtime_error("cannot replace " + path + ": " + std::strerror(err));
+  }
+}
+
+bool DtpsStore::load(const std::filesystem::path& model_dir) {
+  const std::filesystem::path file = file_in(model_dir);
+  const std::string path = file.string();
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec)) {
+    if (ec) throw DtpsStoreError("dtps store " + path + ": " + ec.message());
+    return false;
+  }
+  if (std::filesystem::is_directory(file, ec))
+    throw DtpsStoreError("dtps store " + path + ": is a directory");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw DtpsStoreError("dtps store " + path + ": cannot open: " + std::strerror(errno));
+  std::string text;
+  {
+    std::vector<char> buf(kMaxFileBytes + 1);
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    if (in.bad()) throw DtpsStoreError("dtps store " + path + ": read error");
+    text.assign(buf.data(), static_cast<std::size_t>(in.gcount()));
+  }
+  const std::map<std::string, DtpsState> states = parse(text, path);
+
+  std::map<std::string, DtpsController> fresh;
+  for (const auto& kv : states) {
+    auto it = fresh.emplace(kv.first, DtpsController(config_, kv.second)).first;
+    it->second.set_classes(has_cpu_, has_gpu_);
+  }
+  kinds_ = std::move(fresh);
+  return true;
+}
+
+}  // namespace sched

@@ -1,0 +1,239 @@
+// DTPS: dynamic task partitioning and scheduling between the CPU class and the GPU class of
+// workers (seed 001, 001_db3574ac63890b2d.txt, sections 1.1-1.4). Pure logic, no StarPU: the
+// policies feed it batch finish times and read back the CPU-class share alpha.
+//
+// Seed 001's equations (1)-(8) are images missing from the text we have. Where this file needs
+// one it states the definition it chose, marked "chosen", next to the code (DESIGN section 6):
+//   eq. (3)  IA = sum_i m_i * n_i                      compute size in standard operations
+//   eq. (4)  DA = DA_in + DA_out                       communication with neighbouring sub-tasks
+//   eq. (5)  w  = IA / DA                              ordering weight (chosen), larger = more
+//                                                      compute per byte moved
+//   eq. (6)  DA > q -> CPU;  IA > p and DA < q -> GPU;  else either   p = P/(2N), q = Q/(2N)
+//   eq. (7)  m  = (T_c - T_g) / max(T_c, T_g)          delay coefficient (chosen), in [-1, 1]
+//   eq. (8)  theta_0 = |m| * (share of the late class) first step of a round (chosen)
+//
+// Not thread-safe: the scheduler calls it under its own lock (one batch end at a time).
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace sched {
+
+// ---------------------------------------------------------------------------------------------
+// Sub-task weights and dispatch (seed 001 §1.1-1.2)
+
+// One kind of operation inside a sub-task: `count` operations (m_i), each worth
+// `standard_ops` standard operations (n_i).
+struct OperationCount {
+  double count = 0.0;
+  double standard_ops = 1.0;
+};
+
+// Seed 001 §1.1 eq. (3): IA = sum_i m_i * n_i.
+double compute_size(const std::vector<OperationCount>& ops);
+
+// Seed 001 §1.1 eq. (4): DA = DA_in + DA_out.
+double communication(double da_in, double da_out);
+
+// A sub-task's compute size IA and communication DA (seed 001 §1.1 eq. (2)).
+struct SubTaskWeight {
+  double ia = 0.0;
+  double da = 0.0;
+};
+
+// Seed 001 §1.1 eq. (5), chosen: w = IA / DA; DA = 0 gives +inf (pure compute) unless IA = 0
+// too, which gives 0. Larger = more compute-heavy. Negative or NaN inputs count as 0.
+double ordering_weight(const SubTaskWeight& w);
+
+enum class Class { Cpu, Gpu, Either };
+const char* to_string(Class c);
+
+// Thresholds of seed 001 §1.2 eq. (6): p = P/(2N), q = Q/(2N), P and Q the totals of IA and DA
+// over the job's N sub-tasks. Both 0 for an empty job.
+struct DispatchThresholds {
+  double p = 0.0;
+  double q = 0.0;
+};
+DispatchThresholds dispatch_thresholds(const std::vector<SubTaskWeight>& subtasks);
+
+// Seed 001 §1.2 eq. (6): DA > q -> Cpu (communication first, also when IA > p);
+// IA > p and DA < q -> Gpu; otherwise Either.
+Class dispatch(const SubTaskWeight& w, double p, double q);
+
+// Which sub-tasks go to which class for a CPU-class share alpha (seed 001 §1.3 case (1)).
+struct Partition {
+  std::vector<std::size_t> order;  // sub-task indices, GPU end first
+  std::size_t gpu_count = 0;       // order[0, gpu_count) -> GPU class, the rest -> CPU class
+  std::vector<Class> assignment;   // per sub-task (input order): Cpu or Gpu
+  double gpu_ia = 0.0;             // IA given to each class
+  double cpu_ia = 0.0;
+};
+
+// Sorts the sub-tasks (eq. (6) class Gpu, then Either, then Cpu; within a class by eq. (5)
+// weight, larger first; ties by index) and cuts the list once so that the GPU class gets the
+// front, about beta = 1 - alpha of the total IA, and the CPU class the rest. alpha <= 0 gives
+// all to the GPU class, alpha >= 1 all to the CPU class. See dtps.cpp for why the GPU takes the
+// front where seed 001 §1.3 gives the front to the CPU.
+Partition partition(const std::vector<SubTaskWeight>& subtasks, double alpha);
+
+// ---------------------------------------------------------------------------------------------
+// The dynamic ratio controller (seed 001 §1.3)
+
+struct DtpsConfig {
+  double tolerance = 0.1;      // |m| <= tolerance is balanced (seed 001 §1.3 case (1)); (0, 1)
+  double min_share = 0.001;    // alpha kept in [min_share, 1 - min_share]; (0, 0.5)
+  int max_iterations = 30;     // bound on the inner iterations of cases (2) and (3); >= 1
+  double initial_alpha = 0.5;  // alpha of a job kind never seen; [0, 1], clamped as above
+};
+
+// Throws std::invalid_argument naming the first bad field.
+void validate(const DtpsConfig& c);
+
+// What a job kind has learned. `alpha` is the learned CPU-class share; while a class has no
+// workers the controller reports 0 or 1 but keeps this value.
+struct DtpsState {
+  double alpha = 0.5;  // CPU-class share; beta = 1 - alpha
+  double theta = 0.0;  // step after the last round (0 before the first)
+  int turn = 0;        // adjusting rounds so far (seed 001 eq. (8)'s Turn); 0: none yet
+};
+
+enum class DtpsCase {
+  Balanced,       // seed 001 §1.3 case (1): |m| <= tolerance, alpha kept
+  GpuOverloaded,  // case (2): m < -tolerance, alpha raised first
+  CpuOverloaded,  // case (3): m > tolerance, alpha lowered first
+  Ignored,        // the batch's times are unusable (zero, negative, NaN, inf); see `reason`
+  Fixed,          // a class has no workers: alpha fixed at 0 or 1
+};
+const char* to_string(DtpsCase c);
+
+// One batch end, for logging.
+struct DtpsUpdate {
+  DtpsCase kind = DtpsCase::Ignored;
+  double m_before = 0.0;      // eq. (7) from the measured times (NaN when Ignored or Fixed)
+  double m_after = 0.0;       // eq. (7) predicted for the new alpha by the linear time model
+  double alpha_before = 0.0;  // the share the batch ran with
+  double alpha = 0.0;         // the share for the next batch
+  double theta = 0.0;         // step after the round
+  int turn = 0;               // adjusting rounds after this one
+  int iterations = 0;         // inner iterations of this round (0 unless case (2) or (3))
+  bool saturated = false;     // stopped at a bound of [min_share, 1 - min_share]
+  std::string reason;         // why, when Ignored or Fixed; empty otherwise
+};
+
+// Seed 001 §1.3 eq. (7), chosen: m = (T_c - T_g) / max(T_c, T_g). NaN unless both times are
+// finite and positive.
+double delay_coefficient(double t_cpu, double t_gpu);
+
+// Seed 001 §1.3 eq. (8), chosen: theta_0 = |m| * alpha when m > 0 (CPU late), |m| * (1 - alpha)
+// when m < 0 (GPU late), 0 when m = 0 or NaN.
+double initial_theta(double m, double alpha);
+
+class DtpsController {
+ public:
+  // Throws std::invalid_argument on a bad config. The state's alpha is clamped into
+  // [min_share, 1 - min_share]; a NaN alpha, a negative theta or turn are replaced by the
+  // config's start values.
+  explicit DtpsController(DtpsConfig config = {});
+  DtpsController(DtpsConfig config, DtpsState state);
+
+  // Which classes have workers (both, by default). With one class empty, alpha() is 0 (no CPU
+  // workers) or 1 (no GPU workers) and end_batch() changes nothing.
+  void set_classes(bool has_cpu, bool has_gpu);
+  bool has_cpu() const { return has_cpu_; }
+  bool has_gpu() const { return has_gpu_; }
+
+  // The shares for the next batch.
+  double alpha() const;
+  double beta() const { return 1.0 - alpha(); }
+  double theta() const { return state_.theta; }
+  int turn() const { return state_.turn; }
+  const DtpsState& state() const { return state_; }
+  const DtpsConfig& config() const { return config_; }
+
+  // A batch ended: the CPU class finished its part after t_cpu, the GPU class after t_gpu
+  // (same clock, from the batch start). `realised_alpha` is the CPU-class share of the work the
+  // batch actually ran (units are whole, so it can differ from alpha()); by default alpha().
+  // Applies seed 001 §1.3's three cases; see dtps.cpp.
+  DtpsUpdate end_batch(double t_cpu, double t_gpu,
+                       std::optional<double> realised_alpha = std::nullopt);
+
+  // A new job kind: alpha back to the config's initial_alpha, theta 0, turn 0.
+  void reset();
+
+ private:
+  double clamp_share(double a) const;
+
+  DtpsConfig config_;
+  DtpsState state_;
+  bool has_cpu_ = true;
+  bool has_gpu_ = true;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Per-job-kind ratios, kept across runs (seed 001 §1.4: the ratio guides later jobs of the kind)
+
+// A store file that cannot be read: one line naming the file, the line and the defect.
+class DtpsStoreError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+constexpr int kDtpsStoreVersion = 1;
+
+// Maps a job kind (the codelet's name) to its controller. File format, in <model_dir>/dtps.txt:
+//
+//   fnndtps-dtps 1
+//   # comment lines start with '#'
+//   kinds <n>
+//   kind <name> <alpha> <theta> <turn>          n lines; name percent-encoded (%XX for bytes
+//                                               outside '!'..'~' and for '%'), no duplicates
+//   checksum fnv1a64 <16 hex digits>            over every byte before its line
+//
+// Numbers are written in the shortest form that reads back to the same double.
+class DtpsStore {
+ public:
+  static constexpr const char* kFileName = "dtps.txt";
+
+  explicit DtpsStore(DtpsConfig config = {});
+
+  // The controller of a kind, created at the config's initial alpha when new.
+  DtpsController& controller(const std::string& kind);
+  // nullptr when the kind is unknown.
+  const DtpsController* find(const std::string& kind) const;
+  std::size_t size() const { return kinds_.size(); }
+  std::vector<std::string> kinds() const;
+
+  // Applies to every controller, present and future.
+  void set_classes(bool has_cpu, bool has_gpu);
+
+  // The file inside a model directory.
+  static std::filesystem::path file_in(const std::filesystem::path& model_dir);
+
+  // Writes <model_dir>/dtps.txt through a temporary file and a rename, so a reader never sees
+  // half a file; creates model_dir when missing. Throws std::runtime_error when it cannot.
+  void save(const std::filesystem::path& model_dir) const;
+
+  // Replaces the store's kinds by those in <model_dir>/dtps.txt. Returns false, changing
+  // nothing, when the file does not exist (a first run). Throws DtpsStoreError when the file
+  // exists but is not a valid store (the store is then unchanged).
+  bool load(const std::filesystem::path& model_dir);
+
+  // The text form, and its parser (`source` names it in messages). For tests and tools.
+  std::string to_text() const;
+  static std::map<std::string, DtpsState> parse(const std::string& text,
+                                                 const std::string& source);
+
+ private:
+  DtpsConfig config_;
+  bool has_cpu_ = true;
+  bool has_gpu_ = true;
+  std::map<std::string, DtpsController> kinds_;
+};
+
+}  // namespace sched
