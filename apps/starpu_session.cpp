@@ -5,11 +5,13 @@
 #include <cstdlib>
 #include <string>
 
+#include "scheduler/plugin.hpp"
+
 namespace apps {
 namespace {
 
 bool is_known_policy(const std::string& name) {
-  if (name == "help") return true;  // StarPU lists its policies and goes on with the default
+  if (name == "help" || sched::find_policy(name.c_str())) return true;  // StarPU lists its policies and goes on with the default
   for (starpu_sched_policy** p = starpu_sched_get_predefined_policies(); *p; ++p)
     if ((*p)->policy_name && name == (*p)->policy_name) return true;
   return false;
@@ -34,7 +36,12 @@ StarpuSession::StarpuSession() {
   const int want_cuda = env_int("STARPU_NCUDA", -1);
   starpu_conf conf;
   starpu_conf_init(&conf);
+  // Our policies without STARPU_SCHED_LIB. StarPU re-reads STARPU_SCHED inside starpu_init
+  // and warns that it does not know the name, so hide the variable during the call.
+  const std::string ours = sched::use_policy_from_env(&conf) ? sched : "";
+  if (!ours.empty()) unsetenv("STARPU_SCHED");
   const int rc = starpu_init(&conf);
+  if (!ours.empty()) setenv("STARPU_SCHED", ours.c_str(), 1);
   if (rc == -ENODEV) throw std::runtime_error("StarPU found no worker to run on (check STARPU_NCPU and STARPU_NCUDA)");
   if (rc != 0) throw std::runtime_error("starpu_init failed (" + std::to_string(rc) + ")");
   if (want_cuda > 0 && cuda_workers() < unsigned(want_cuda)) {

@@ -1,0 +1,123 @@
+#include "scheduler/balancer.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace sched {
+
+Balancer::Balancer(std::size_t workers)
+    : queues_(workers), shares_(workers, workers ? 1.0 / double(workers) : 0.0), assigned_(workers, 0.0) {}
+
+void Balancer::set_shares(const std::vector<double>& shares) {
+  double sum = 0;
+  for (std::size_t i = 0; i < shares_.size(); ++i) {
+    const double s = i < shares.size() && std::isfinite(shares[i]) && shares[i] > 0 ? shares[i] : 0.0;
+    shares_[i] = s;
+    sum += s;
+  }
+  for (double& s : shares_) s = sum > 0 ? s / sum : 1.0 / double(shares_.size());
+}
+
+int Balancer::owner(const void* unit) const {
+  const auto it = owner_.find(unit);
+  return it == owner_.end() ? -1 : it->second;
+}
+
+int Balancer::place(const void* unit, double bytes, const std::vector<char>& eligible) {
+  double share_sum = 0, total = bytes;
+  for (std::size_t i = 0; i < shares_.size(); ++i)
+    if (eligible[i]) {
+      share_sum += shares_[i];
+      total += assigned_[i];
+    }
+  int best = -1;
+  double best_deficit = 0;
+  for (std::size_t i = 0; i < shares_.size(); ++i) {
+    if (!eligible[i]) continue;
+    // Eligible workers whose shares are all zero fall back to equal shares.
+    const double s = share_sum > 0 ? shares_[i] / share_sum : 1.0;
+    const double deficit = s * total - assigned_[i];
+    if (best < 0 || deficit > best_deficit) {
+      best = int(i);
+      best_deficit = deficit;
+    }
+  }
+  if (best >= 0) assign(unit, best, bytes);
+  return best;
+}
+
+void Balancer::assign(const void* unit, int worker, double bytes) {
+  const auto it = owner_.find(unit);
+  if (it != owner_.end() && it->second >= 0) assigned_[std::size_t(it->second)] -= bytes;
+  owner_[unit] = worker;
+  assigned_[std::size_t(worker)] += bytes;
+}
+
+void Balancer::start_batch() { std::fill(assigned_.begin(), assigned_.end(), 0.0); }
+
+void Balancer::forget_units() { owner_.clear(); }
+
+void Balancer::push(int worker, const Queued& q) { queues_[std::size_t(worker)].push_back(q); }
+
+bool Balancer::pop(int worker, Queued* out) {
+  auto& q = queues_[std::size_t(worker)];
+  if (q.empty()) return false;
+  *out = q.front();
+  q.pop_front();
+  return true;
+}
+
+std::size_t Balancer::queued_total() const {
+  std::size_t n = 0;
+  for (const auto& q : queues_) n += q.size();
+  return n;
+}
+
+double Balancer::remaining(int worker, const Cost& cost) const {
+  double t = 0;
+  for (const Queued& q : queues_[std::size_t(worker)]) t += cost(worker, q);
+  return t;
+}
+
+std::size_t Balancer::rebalance(int idle, const Cost& cost, double threshold,
+                                const std::function<bool(void* task)>& can_run) {
+  int victim = -1;
+  double worst = 0;
+  for (std::size_t w = 0; w < queues_.size(); ++w) {
+    if (int(w) == idle || queues_[w].empty()) continue;
+    const double r = remaining(int(w), cost);
+    if (victim < 0 || r > worst) {
+      victim = int(w);
+      worst = r;
+    }
+  }
+  if (victim < 0) return 0;
+  auto& from = queues_[std::size_t(victim)];
+  auto& to = queues_[std::size_t(idle)];
+  std::size_t moved = 0;
+  // The unit queued last would be the last to finish on the victim: move it first.
+  while (!from.empty()) {
+    const Queued last = from.back();
+    if (!can_run(last.task)) break;
+    double unit_time = 0;  // the whole unit's queued work on the idle worker
+    for (const Queued& q : from)
+      if (q.unit == last.unit) unit_time += cost(idle, q);
+    if (!(worst > threshold * unit_time)) break;
+    std::vector<Queued> keep, take;
+    for (const Queued& q : from) (q.unit == last.unit ? take : keep).push_back(q);
+    from.assign(keep.begin(), keep.end());
+    for (const Queued& q : take) {
+      to.push_back(q);
+      worst -= cost(victim, q);
+    }
+    assign(last.unit, idle, last.bytes);
+    moved += take.size();
+    // Stop once the idle worker has more queued than the victim has left.
+    double mine = 0;
+    for (const Queued& q : to) mine += cost(idle, q);
+    if (mine >= worst) break;
+  }
+  return moved;
+}
+
+}  // namespace sched

@@ -1,0 +1,73 @@
+// The mechanism shared by all five policies (DESIGN §6): per-worker queues of ready tasks,
+// data units placed in proportion to target shares with unit-to-worker affinity, and
+// re-balancing by remaining time. No StarPU dependency and no locking: the policy calls it
+// under its own mutex.
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <unordered_map>
+#include <vector>
+
+namespace sched {
+
+// A ready task in a worker's queue, with the data unit it belongs to and that unit's size.
+struct Queued {
+  void* task = nullptr;
+  const void* unit = nullptr;
+  double bytes = 0;
+  int codelet = 0;  // the policy's codelet slot, for cost estimates
+};
+
+class Balancer {
+ public:
+  explicit Balancer(std::size_t workers);
+
+  std::size_t size() const { return queues_.size(); }
+
+  // Target shares, one per worker; normalised here (negative and NaN count as 0; all zero
+  // means equal shares).
+  void set_shares(const std::vector<double>& shares);
+  const std::vector<double>& shares() const { return shares_; }
+
+  // The worker that owns a unit, or -1: a unit's tasks stay where its data is.
+  int owner(const void* unit) const;
+  // Places a new unit on the eligible worker furthest below its target share: the one
+  // maximising s_i (A + bytes) - A_i over eligible workers, with s_i the shares renormalised
+  // over them and A their assigned bytes (seed 000 eq. 7: D_i = CP_i / sum CP x D).
+  // Records the ownership and the bytes. Returns -1 when no worker is eligible.
+  int place(const void* unit, double bytes, const std::vector<char>& eligible);
+  // Gives a unit to a worker (a move, or an owner that cannot run a task).
+  void assign(const void* unit, int worker, double bytes);
+  // Bytes placed per worker since the batch started.
+  const std::vector<double>& assigned() const { return assigned_; }
+  // A new batch: assigned bytes restart from 0; ownership is kept (data stays put).
+  void start_batch();
+  // Forgets all ownership (e.g. after the application unregistered its data).
+  void forget_units();
+
+  void push(int worker, const Queued& q);
+  bool pop(int worker, Queued* out);
+  std::size_t queued(int worker) const { return queues_[std::size_t(worker)].size(); }
+  std::size_t queued_total() const;
+
+  // seed 000 eq. 8: remaining time of a worker, T_i^r = sum over its queued tasks of their
+  // estimated time on it (T_i^unit x the units left).
+  using Cost = std::function<double(int worker, const Queued&)>;
+  double remaining(int worker, const Cost& cost) const;
+
+  // Re-balancing for an idle worker: takes the worker with the largest remaining time; while
+  // its remaining time exceeds threshold x the time the idle worker would need for the last
+  // queued unit, moves that whole unit (all its queued tasks) to the idle worker. `can_run`
+  // tells whether the idle worker can run a task. Returns the tasks moved.
+  std::size_t rebalance(int idle, const Cost& cost, double threshold,
+                        const std::function<bool(void* task)>& can_run);
+
+ private:
+  std::vector<std::deque<Queued>> queues_;
+  std::vector<double> shares_, assigned_;
+  std::unordered_map<const void*, int> owner_;
+};
+
+}  // namespace sched

@@ -1,0 +1,29 @@
+// The policies' settings, all from environment variables with the FNNDTPS_ prefix.
+//   FNNDTPS_THRESHOLD   re-balance when the busiest worker's remaining time exceeds this many
+//                       times the time the idle worker needs for one of its units (default 1)
+//   FNNDTPS_MODEL_DIR   where FNN models and DTPS ratios live
+//                       (default $XDG_CACHE_HOME/fnndtps/models or ~/.cache/fnndtps/models)
+//   FNNDTPS_HIDDEN      hidden neurons of new FNN models (default 16)
+//   FNNDTPS_SUMMARY     1: print a per-worker summary at exit (default 0)
+//   FNNDTPS_VERBOSE     1: one line per batch (DTPS decisions, model training) (default 0)
+//   FNNDTPS_SAVE        0: never write the model directory (default 1)
+// plus the emulated slowdowns of scheduler/emulation.hpp.
+#pragma once
+
+#include <string>
+
+namespace sched {
+
+struct Config {
+  double threshold = 1.0;
+  std::string model_dir;
+  int hidden = 16;
+  bool summary = false;
+  bool verbose = false;
+  bool save = true;
+
+  // Reads the environment; throws std::invalid_argument with a one-line message.
+  static Config from_env();
+};
+
+}  // namespace sched

@@ -1,0 +1,133 @@
+#include "scheduler/emulation.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+namespace emu {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct State {
+  std::map<int, double> factors;
+  long after_tasks = 0;
+  double after_ms = 0;
+  std::string text;
+  std::atomic<long> tasks{0};
+  std::atomic<bool> started{false};
+  Clock::time_point t0;
+  std::mutex start_mutex;
+};
+
+double parse_number(const std::string& what, const std::string& v) {
+  char* end = nullptr;
+  const double x = std::strtod(v.c_str(), &end);
+  if (v.empty() || *end != '\0') throw std::invalid_argument(what + " '" + v + "' is not a number");
+  return x;
+}
+
+void load(State& s) {
+  s.factors.clear();
+  s.after_tasks = 0;
+  s.after_ms = 0;
+  s.text.clear();
+  s.tasks = 0;
+  s.started = false;
+  const char* spec = std::getenv("FNNDTPS_SLOWDOWN");
+  if (!spec || !*spec) return;
+  s.text = spec;
+  std::stringstream in(spec);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    const auto colon = item.find(':');
+    if (colon == std::string::npos)
+      throw std::invalid_argument("FNNDTPS_SLOWDOWN entry '" + item + "' is not worker:factor");
+    const double w = parse_number("FNNDTPS_SLOWDOWN worker", item.substr(0, colon));
+    const double f = parse_number("FNNDTPS_SLOWDOWN factor", item.substr(colon + 1));
+    if (w < 0 || f < 1)
+      throw std::invalid_argument("FNNDTPS_SLOWDOWN entry '" + item + "': workers are >= 0, factors >= 1");
+    s.factors[int(w)] = f;
+  }
+  if (const char* v = std::getenv("FNNDTPS_SLOWDOWN_AFTER_TASKS"))
+    s.after_tasks = long(parse_number("FNNDTPS_SLOWDOWN_AFTER_TASKS", v));
+  if (const char* v = std::getenv("FNNDTPS_SLOWDOWN_AFTER_MS"))
+    s.after_ms = parse_number("FNNDTPS_SLOWDOWN_AFTER_MS", v);
+}
+
+State& state() {
+  static State* s = [] {
+    auto* st = new State;
+    try {
+      load(*st);
+    } catch (const std::invalid_argument& e) {  // a bad setting ends the program with one line
+      std::fprintf(stderr, "fnndtps: %s\n", e.what());
+      std::exit(2);
+    }
+    return st;
+  }();
+  return *s;
+}
+
+bool switched_on(State& s) {
+  if (s.tasks.load(std::memory_order_relaxed) < s.after_tasks) return false;
+  if (s.after_ms <= 0) return true;
+  if (!s.started.load()) return false;
+  return std::chrono::duration<double, std::milli>(Clock::now() - s.t0).count() >= s.after_ms;
+}
+
+void note_start(State& s) {
+  if (s.started.load(std::memory_order_acquire)) return;
+  std::lock_guard<std::mutex> lock(s.start_mutex);
+  if (!s.started.load()) {
+    s.t0 = Clock::now();
+    s.started.store(true, std::memory_order_release);
+  }
+}
+
+}  // namespace
+
+double factor(int worker) {
+  State& s = state();
+  if (s.factors.empty()) return 1.0;
+  note_start(s);
+  const auto it = s.factors.find(worker);
+  return it == s.factors.end() || !switched_on(s) ? 1.0 : it->second;
+}
+
+bool configured() { return !state().factors.empty(); }
+
+void stretch(int worker, double seconds) {
+  State& s = state();
+  if (s.factors.empty()) return;
+  const double f = factor(worker);
+  s.tasks.fetch_add(1, std::memory_order_relaxed);
+  if (f > 1.0 && seconds > 0) std::this_thread::sleep_for(std::chrono::duration<double>((f - 1.0) * seconds));
+}
+
+void emulated_work(int worker, double base_seconds) {
+  State& s = state();
+  const double f = factor(worker);
+  s.tasks.fetch_add(1, std::memory_order_relaxed);
+  std::this_thread::sleep_for(std::chrono::duration<double>(f * base_seconds));
+}
+
+std::string describe() {
+  State& s = state();
+  if (s.factors.empty()) return "";
+  std::ostringstream o;
+  o << "emulated slowdown " << s.text;
+  if (s.after_tasks > 0) o << " after " << s.after_tasks << " tasks";
+  if (s.after_ms > 0) o << " after " << s.after_ms << " ms";
+  return o.str();
+}
+
+void reload() { load(state()); }
+
+}  // namespace emu

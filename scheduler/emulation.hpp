@@ -1,0 +1,32 @@
+// Emulated heterogeneity for machines without GPUs (DESIGN §8): a per-worker slowdown factor
+// that our own codelets honour by stretching their run time, optionally switched on after a
+// number of tasks or milliseconds to emulate a fluctuation. Reported as emulation wherever
+// it appears. Configured by
+//   FNNDTPS_SLOWDOWN=worker:factor[,worker:factor...]   e.g. 0:1,1:1,2:2,3:4
+//   FNNDTPS_SLOWDOWN_AFTER_TASKS=N   (factors apply once N tasks have run; default 0)
+//   FNNDTPS_SLOWDOWN_AFTER_MS=T      (or once T ms have passed since the first task)
+// Worker numbers are StarPU worker ids. No StarPU dependency. A malformed setting ends the
+// program with one line on stderr at the first use.
+#pragma once
+
+#include <string>
+
+namespace emu {
+
+struct Slowdown;
+
+// Factor for a worker now (1 when none or not yet switched on). Thread-safe, cheap.
+double factor(int worker);
+// True when FNNDTPS_SLOWDOWN is set.
+bool configured();
+// Call at a task's end with the seconds it ran: counts the task and sleeps
+// (factor - 1) x seconds, so the task takes factor times as long.
+void stretch(int worker, double seconds);
+// Sleeps base_seconds x factor: time-based emulated work for oversubscribed test machines.
+void emulated_work(int worker, double base_seconds);
+// "emulated slowdown 0:1,1:1,2:2,3:4 after 0 tasks" or "".
+std::string describe();
+// Re-reads the environment (tests); throws std::invalid_argument on a malformed value.
+void reload();
+
+}  // namespace emu

@@ -1,0 +1,17 @@
+# Emulated slowdowns: used by our codelets and reported by the policies.
+add_library(fnndtps_emulation STATIC ${CMAKE_CURRENT_LIST_DIR}/emulation.cpp)
+target_include_directories(fnndtps_emulation PUBLIC ${PROJECT_SOURCE_DIR})
+target_link_libraries(fnndtps_emulation PRIVATE fnndtps_warnings)
+
+# The policies: a static library the bundled apps link, and libfnndtps.so for STARPU_SCHED_LIB.
+add_library(fnndtps_sched STATIC
+  ${CMAKE_CURRENT_LIST_DIR}/balancer.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/config.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/policy.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/plugin.cpp)
+target_include_directories(fnndtps_sched PUBLIC ${PROJECT_SOURCE_DIR})
+target_link_libraries(fnndtps_sched PUBLIC PkgConfig::STARPU fnn sched_probe sched_dtps fnndtps_emulation
+                      PRIVATE fnndtps_warnings)
+
+add_library(fnndtps SHARED ${CMAKE_CURRENT_LIST_DIR}/plugin.cpp)
+target_link_libraries(fnndtps PRIVATE fnndtps_sched fnndtps_warnings)

@@ -1,0 +1,596 @@
+// The five policies of the plugin (DESIGN §6): one mechanism, five sources of target shares.
+//   even      equal shares: the pure division method (seed 000 Fig. 1)
+//   boyer     first units timed, then shares proportional to measured D/T (seed 000 eqs. 1-4)
+//   fnn       shares from FNN-predicted CP (seed 000 eq. 7), re-predicted on imbalance (eq. 8)
+//   dtps      CPU-class share alpha, GPU-class share beta, corrected per batch (seed 001 §1.3)
+//   fnn-dtps  FNN shares inside each class, DTPS feedback on the CPU/GPU split
+//
+// Locking rules (StarPU's conventions, as in eager_central_policy.c):
+// - One mutex per policy instance guards the balancer, the codelet table and the batch state.
+// - push and pop: starpu_worker_relax_on(), lock, starpu_worker_relax_off(); decide whom to
+//   wake under the lock, wake after unlocking.
+// - pre_exec runs on the worker's thread and touches only that worker's slot (start time and
+//   features, sampled without the lock: the probe is thread-safe). post_exec takes the lock.
+// - No C++ exception leaves a callback: each entry point catches, reports one line, aborts.
+#include <starpu.h>
+#include <starpu_scheduler.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "fnn/fnn.hpp"
+#include "fnn/io.hpp"
+#include "fnn/train.hpp"
+#include "scheduler/balancer.hpp"
+#include "scheduler/config.hpp"
+#include "scheduler/dtps.hpp"
+#include "scheduler/emulation.hpp"
+#include "scheduler/plugin.hpp"
+#include "scheduler/probe.hpp"
+
+namespace sched {
+namespace {
+
+enum class Source { Even, Boyer, Fnn, Dtps, FnnDtps };
+
+// What the policy knows about one codelet (one job kind): per-worker speed and its model.
+struct CodeletState {
+  std::string name;
+  std::vector<double> sec_per_byte;  // EWMA of T/D per worker; 0 = not measured yet
+  std::vector<fnn::Sample> samples;  // CP targets are D/T normalised by max_rate at training
+  std::vector<double> sample_rate;   // the raw D/T of each sample
+  double max_rate = 0;
+  std::unique_ptr<fnn::Model> model;
+  bool model_loaded = false, trained = false;
+  std::size_t trained_upto = 0;  // samples already used to train
+};
+
+struct WorkerSlot {
+  int id = 0;  // StarPU worker id
+  bool cuda = false;
+  std::string name;
+  double start_us = 0;
+  fnn::Features features{};  // at the start of the running task
+  unsigned tasks = 0, units = 0;
+  double busy_us = 0, bytes = 0;
+};
+
+constexpr std::size_t kMaxSamples = 600;
+constexpr double kEwma = 0.3;  // weight of a new timing in T^unit
+
+struct Policy {
+  Source source;
+  Config cfg;
+  starpu_pthread_mutex_t mutex;
+  std::vector<WorkerSlot> workers;
+  std::array<int, STARPU_NMAXWORKERS> index_of{};
+  Balancer balancer;
+  std::unordered_map<const starpu_codelet*, int> slot_of;
+  std::vector<CodeletState> codelets;
+  std::unique_ptr<Probe> probe;
+  DtpsStore dtps;
+  bool dtps_loaded = false;
+  std::vector<char> waiting;  // workers that found nothing at their last pop
+
+  // Batch state: from the first push after all workers went idle to the next such moment.
+  long in_flight = 0;
+  bool in_batch = false;
+  double batch_start_us = 0;
+  std::array<double, 2> class_end_us{};  // CPU, GPU
+  std::array<double, 2> class_bytes{};
+  std::unordered_map<int, double> batch_codelet_bytes;
+  int batches = 0;
+  long moved_tasks = 0;
+  std::vector<std::string> log;  // summary lines about models and DTPS
+
+  explicit Policy(Source s, std::size_t n) : source(s), balancer(n) {}
+};
+
+[[noreturn]] void fail(const char* where, const std::exception& e) {
+  std::fprintf(stderr, "fnndtps: %s: %s\n", where, e.what());
+  std::abort();
+}
+
+Policy* policy_of(unsigned ctx) { return static_cast<Policy*>(starpu_sched_ctx_get_policy_data(ctx)); }
+
+std::string model_path(const Policy& p, const std::string& codelet) {
+  std::string safe;
+  for (char c : codelet) safe += std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' ? c : '_';
+  return p.cfg.model_dir + "/" + safe + ".fnn";
+}
+
+// The codelet's slot, created (and its saved model loaded) on first sight. Under the lock.
+int codelet_slot(Policy& p, starpu_task* task) {
+  const auto it = p.slot_of.find(task->cl);
+  if (it != p.slot_of.end()) return it->second;
+  CodeletState c;
+  const char* name = starpu_task_get_name(task);
+  c.name = name ? name : (task->cl && task->cl->name ? task->cl->name : "unnamed");
+  c.sec_per_byte.assign(p.workers.size(), 0.0);
+  if (p.source == Source::Fnn || p.source == Source::FnnDtps) {
+    try {
+      c.model = std::make_unique<fnn::Model>(fnn::load_model(model_path(p, c.name)));
+      c.model_loaded = c.trained = true;
+      p.log.push_back("model " + c.name + ": loaded from " + model_path(p, c.name));
+    } catch (const std::exception& e) {
+      // No model yet (cold start) or a corrupt one: start fresh, say so once.
+      if (std::FILE* f = std::fopen(model_path(p, c.name).c_str(), "r")) {
+        std::fclose(f);
+        p.log.push_back("model " + c.name + ": ignored (" + e.what() + ")");
+      }
+      c.model = std::make_unique<fnn::Model>(fnn::Model::random(std::size_t(p.cfg.hidden), 1));
+    }
+  }
+  p.codelets.push_back(std::move(c));
+  const int slot = int(p.codelets.size()) - 1;
+  p.slot_of[task->cl] = slot;
+  return slot;
+}
+
+// A task's data unit: the largest handle it writes (or reads, when it writes none), and the
+// largest handle it touches that a worker already owns (data stays put).
+struct UnitChoice {
+  const void* unit = nullptr;
+  double bytes = 0;
+  int owner = -1;
+};
+UnitChoice unit_of(const Policy& p, starpu_task* task) {
+  UnitChoice u;
+  double best_written = -1, best_any = -1, best_owned = -1;
+  const void* any = nullptr;
+  const unsigned n = STARPU_TASK_GET_NBUFFERS(task);
+  for (unsigned i = 0; i < n; ++i) {
+    starpu_data_handle_t h = STARPU_TASK_GET_HANDLE(task, i);
+    const double size = double(starpu_data_get_size(h));
+    if ((STARPU_TASK_GET_MODE(task, i) & STARPU_W) && size > best_written) {
+      best_written = size;
+      u.unit = h;
+      u.bytes = size;
+    }
+    if (size > best_any) {
+      best_any = size;
+      any = h;
+    }
+    const int o = p.balancer.owner(h);
+    if (o >= 0 && size > best_owned) {
+      best_owned = size;
+      u.owner = o;
+    }
+  }
+  if (!u.unit && any) {
+    u.unit = any;
+    u.bytes = best_any;
+  }
+  if (u.bytes <= 0) u.bytes = 1;  // tasks without data count one unit each
+  return u;
+}
+
+bool can_run(const Policy& p, int w, starpu_task* task) {
+  return starpu_worker_can_execute_task_first_impl(unsigned(p.workers[std::size_t(w)].id), task, nullptr);
+}
+
+double now_us() { return starpu_timing_now(); }
+
+// --------------------------------------------------------------- share sources
+std::vector<double> boyer_shares(const Policy& p, const CodeletState& c) {
+  // seed 000 eqs. 1-4: shares proportional to the measured speeds D/T; until every worker
+  // has run a unit, equal shares give each one its first, timed unit.
+  std::vector<double> s(p.workers.size(), 1.0);
+  for (std::size_t w = 0; w < s.size(); ++w) {
+    if (c.sec_per_byte[w] <= 0) return std::vector<double>(s.size(), 1.0);
+    s[w] = 1.0 / c.sec_per_byte[w];
+  }
+  return s;
+}
+
+std::vector<double> fnn_shares(Policy& p, const CodeletState& c) {
+  if (!c.trained) return boyer_shares(p, c);  // cold start: Boyer's measurement trains the model
+  // seed 000 eq. 7: D_i = CP_i / sum_j CP_j x D, CP_i predicted from the live features.
+  const std::vector<fnn::Features> f = p.probe->features();
+  std::vector<double> s(p.workers.size());
+  for (std::size_t w = 0; w < s.size(); ++w) s[w] = std::max(1e-3, c.model->predict(f[w]));
+  return s;
+}
+
+// Splits class totals alpha (CPU) and 1 - alpha (GPU) over the workers of each class in
+// proportion to `within`.
+std::vector<double> class_split(const Policy& p, double alpha, const std::vector<double>& within) {
+  double sum[2] = {0, 0};
+  for (std::size_t w = 0; w < p.workers.size(); ++w) sum[p.workers[w].cuda] += within[w];
+  std::vector<double> s(p.workers.size());
+  for (std::size_t w = 0; w < s.size(); ++w) {
+    const int k = p.workers[w].cuda;
+    const double cls = k ? 1.0 - alpha : alpha;
+    s[w] = sum[k] > 0 ? cls * within[w] / sum[k] : 0.0;
+  }
+  return s;
+}
+
+std::vector<double> shares_for(Policy& p, int slot) {
+  CodeletState& c = p.codelets[std::size_t(slot)];
+  const std::size_t n = p.workers.size();
+  switch (p.source) {
+    case Source::Even:
+      return std::vector<double>(n, 1.0);
+    case Source::Boyer:
+      return boyer_shares(p, c);
+    case Source::Fnn:
+      return fnn_shares(p, c);
+    case Source::Dtps:
+    case Source::FnnDtps: {
+      const std::vector<double> within =
+          p.source == Source::Dtps ? std::vector<double>(n, 1.0) : fnn_shares(p, c);
+      const DtpsController* ctl = p.dtps.find(c.name);
+      if (!ctl || ctl->turn() == 0) {
+        // No DTPS history: the initial split is the within-class shares' own (equal per
+        // worker for dtps, the FNN's for fnn-dtps).
+        return within;
+      }
+      return class_split(p, ctl->alpha(), within);
+    }
+  }
+  return std::vector<double>(n, 1.0);
+}
+
+// --------------------------------------------------------------- batches
+void train_models(Policy& p) {
+  for (CodeletState& c : p.codelets) {
+    if (!c.model || c.samples.size() == c.trained_upto || c.max_rate <= 0) continue;
+    for (std::size_t i = 0; i < c.samples.size(); ++i) c.samples[i].cp = c.sample_rate[i] / c.max_rate;
+    if (!c.trained) {
+      if (c.samples.size() < 16) continue;
+      fnn::TrainOptions opt;  // seed 000 §5.2: pre-training, then fine-tuning
+      fnn::train_two_step(*c.model, c.samples, opt);
+      c.trained = true;
+      p.log.push_back("model " + c.name + ": trained on " + std::to_string(c.samples.size()) + " samples");
+    } else {
+      for (std::size_t i = c.trained_upto; i < c.samples.size(); ++i) fnn::fine_tune(*c.model, c.samples[i]);
+    }
+    c.trained_upto = c.samples.size();
+  }
+}
+
+// seed 001 §1.3 at a batch end: the delay coefficient from the class finish times corrects
+// the CPU/GPU split of the batch's dominant codelet for the next batch of the same kind.
+void dtps_feedback(Policy& p) {
+  if (p.source != Source::Dtps && p.source != Source::FnnDtps) return;
+  int dominant = -1;
+  double most = 0;
+  for (const auto& [slot, bytes] : p.batch_codelet_bytes)
+    if (bytes > most) {
+      most = bytes;
+      dominant = slot;
+    }
+  if (dominant < 0) return;
+  const std::string& kind = p.codelets[std::size_t(dominant)].name;
+  DtpsController& ctl = p.dtps.controller(kind);
+  const double t_cpu = p.class_end_us[0] - p.batch_start_us, t_gpu = p.class_end_us[1] - p.batch_start_us;
+  const double total = p.class_bytes[0] + p.class_bytes[1];
+  const double realised = total > 0 ? p.class_bytes[0] / total : ctl.alpha();
+  const DtpsUpdate u = ctl.end_batch(t_cpu, t_gpu, realised);
+  if (u.kind == DtpsCase::Balanced) {
+    // Re-balancing already evened the finish times: keep the split the batch ran.
+    const bool has_cpu = ctl.has_cpu(), has_gpu = ctl.has_gpu();
+    ctl = DtpsController(ctl.config(), DtpsState{realised, ctl.theta(), ctl.turn() + 1});
+    ctl.set_classes(has_cpu, has_gpu);
+  }
+  if (p.cfg.verbose)
+    std::fprintf(stderr, "fnndtps: batch %d %s: T_cpu %.3f ms T_gpu %.3f ms m %.3f (%s) alpha %.4f -> %.4f\n",
+                 p.batches, kind.c_str(), t_cpu / 1e3, t_gpu / 1e3, u.m_before, to_string(u.kind),
+                 u.alpha_before, ctl.alpha());
+}
+
+void end_batch(Policy& p) {
+  p.in_batch = false;
+  ++p.batches;
+  dtps_feedback(p);
+  train_models(p);
+}
+
+void start_batch(Policy& p) {
+  p.in_batch = true;
+  p.batch_start_us = now_us();
+  p.class_end_us = {p.batch_start_us, p.batch_start_us};
+  p.class_bytes = {0, 0};
+  p.batch_codelet_bytes.clear();
+  p.balancer.start_batch();
+}
+
+// --------------------------------------------------------------- StarPU callbacks
+void init(unsigned ctx, Source source) {
+  try {
+    const unsigned n = starpu_worker_get_count();
+    auto* p = new Policy(source, n);
+    p->cfg = Config::from_env();
+    if (starpu_pthread_mutex_init(&p->mutex, nullptr) != 0) throw std::runtime_error("cannot create the policy mutex");
+    p->waiting.assign(n, 0);
+    std::vector<WorkerSpec> specs;
+    for (unsigned w = 0; w < n; ++w) {
+      WorkerSlot s;
+      s.id = int(w);
+      s.cuda = starpu_worker_get_type(int(w)) == STARPU_CUDA_WORKER;
+      char name[64];
+      starpu_worker_get_name(int(w), name, sizeof name);
+      s.name = name;
+      p->index_of[w] = int(w);
+      WorkerSpec spec;
+      spec.kind = s.cuda ? WorkerKind::Cuda : WorkerKind::Cpu;
+      if (s.cuda) {
+        spec.cuda_device = starpu_worker_get_devid(int(w));
+      } else if (const int bind = starpu_worker_get_bindid(int(w)); bind >= 0) {
+        const int os = starpu_get_pu_os_index(unsigned(bind));
+        if (os >= 0) spec.cpus.push_back(unsigned(os));
+      }
+      specs.push_back(spec);
+      p->workers.push_back(s);
+    }
+    p->probe = std::make_unique<Probe>(specs);
+    bool has[2] = {false, false};
+    for (const WorkerSlot& s : p->workers) has[s.cuda] = true;
+    p->dtps.set_classes(has[0], has[1]);
+    if (source == Source::Dtps || source == Source::FnnDtps) {
+      try {
+        if (p->dtps.load(p->cfg.model_dir)) {
+          p->dtps_loaded = true;
+          p->log.push_back("dtps: ratios loaded from " + DtpsStore::file_in(p->cfg.model_dir).string());
+        }
+      } catch (const std::exception& e) {
+        p->log.push_back(std::string("dtps: saved ratios ignored (") + e.what() + ")");
+      }
+      p->dtps.set_classes(has[0], has[1]);
+    }
+    (void)emu::configured();  // validates FNNDTPS_SLOWDOWN now, not inside a codelet
+    starpu_sched_ctx_set_policy_data(ctx, p);
+  } catch (const std::invalid_argument& e) {  // a bad FNNDTPS_ setting
+    std::fprintf(stderr, "fnndtps: %s\n", e.what());
+    std::exit(2);
+  } catch (const std::exception& e) {
+    fail("init", e);
+  }
+}
+
+void print_summary(Policy& p) {
+  static const char* names[] = {"even", "boyer", "fnn", "dtps", "fnn-dtps"};
+  std::fprintf(stderr, "fnndtps summary: policy %s, %d batches, %ld tasks moved by re-balancing%s%s\n",
+               names[int(p.source)], p.batches, p.moved_tasks, emu::configured() ? ", " : "",
+               emu::describe().c_str());
+  std::fprintf(stderr, "  %-24s %8s %8s %12s %12s %8s\n", "worker", "tasks", "units", "busy ms", "MB", "share");
+  for (std::size_t w = 0; w < p.workers.size(); ++w) {
+    WorkerSlot& s = p.workers[w];
+    char name[64];
+    starpu_worker_get_name(s.id, name, sizeof name);  // names exist once workers started
+    s.name = name;
+    std::fprintf(stderr, "  %-24s %8u %8u %12.2f %12.2f %8.4f\n", s.name.c_str(), s.tasks, s.units, s.busy_us / 1e3,
+                 s.bytes / 1e6, p.balancer.shares()[w]);
+  }
+  for (const std::string& line : p.log) std::fprintf(stderr, "  %s\n", line.c_str());
+  if (p.source == Source::Dtps || p.source == Source::FnnDtps)
+    for (const std::string& k : p.dtps.kinds())
+      std::fprintf(stderr, "  dtps %s: alpha %.4f (CPU class), turn %d\n", k.c_str(), p.dtps.find(k)->alpha(),
+                   p.dtps.find(k)->turn());
+}
+
+void deinit(unsigned ctx) {
+  Policy* p = policy_of(ctx);
+  try {
+    if (p->in_batch) end_batch(*p);
+    if (p->cfg.save) {
+      std::error_code ec;
+      std::filesystem::create_directories(p->cfg.model_dir, ec);
+      for (const CodeletState& c : p->codelets)
+        if (c.model && c.trained) {
+          try {
+            fnn::save_model(*c.model, model_path(*p, c.name));
+            p->log.push_back("model " + c.name + ": saved to " + model_path(*p, c.name));
+          } catch (const std::exception& e) {
+            p->log.push_back("model " + c.name + ": not saved (" + e.what() + ")");
+          }
+        }
+      if ((p->source == Source::Dtps || p->source == Source::FnnDtps) && p->dtps.size() > 0) {
+        try {
+          p->dtps.save(p->cfg.model_dir);
+          p->log.push_back("dtps: ratios saved to " + DtpsStore::file_in(p->cfg.model_dir).string());
+        } catch (const std::exception& e) {
+          p->log.push_back(std::string("dtps: ratios not saved (") + e.what() + ")");
+        }
+      }
+    }
+    if (p->cfg.summary) print_summary(*p);
+  } catch (const std::exception& e) {
+    fail("deinit", e);
+  }
+  starpu_pthread_mutex_destroy(&p->mutex);
+  delete p;
+}
+
+int push(starpu_task* task) {
+  Policy* p = policy_of(task->sched_ctx);
+  int chosen = -1, thief = -1;
+  try {
+    starpu_worker_relax_on();
+    STARPU_PTHREAD_MUTEX_LOCK(&p->mutex);
+    starpu_worker_relax_off();
+    if (!p->in_batch) start_batch(*p);
+    const int slot = codelet_slot(*p, task);
+    const UnitChoice u = unit_of(*p, task);
+    const std::size_t n = p->workers.size();
+    std::vector<char> eligible(n);
+    for (std::size_t w = 0; w < n; ++w) eligible[w] = char(can_run(*p, int(w), task));
+    if (u.owner >= 0 && eligible[std::size_t(u.owner)]) {
+      chosen = u.owner;  // the unit's data is there
+      if (p->balancer.owner(u.unit) != chosen) p->balancer.assign(u.unit, chosen, u.bytes);
+    } else {
+      p->balancer.set_shares(shares_for(*p, slot));
+      chosen = p->balancer.place(u.unit, u.bytes, eligible);
+      if (chosen >= 0) ++p->workers[std::size_t(chosen)].units;
+    }
+    if (chosen < 0) {
+      STARPU_PTHREAD_MUTEX_UNLOCK(&p->mutex);
+      return -ENODEV;  // no worker can run it: StarPU reports the task
+    }
+    p->balancer.push(chosen, Queued{task, u.unit, u.bytes, slot});
+    ++p->in_flight;
+    starpu_push_task_end(task);
+    p->waiting[std::size_t(chosen)] = 0;
+    // Another idle worker may take over queued units (eq. 8): wake one.
+    if (p->balancer.queued(chosen) > 1)
+      for (std::size_t w = 0; w < n; ++w)
+        if (p->waiting[w] && int(w) != chosen && eligible[w]) {
+          thief = int(w);
+          p->waiting[w] = 0;
+          break;
+        }
+    STARPU_PTHREAD_MUTEX_UNLOCK(&p->mutex);
+  } catch (const std::exception& e) {
+    fail("push", e);
+  }
+  starpu_wake_worker_relax_light(p->workers[std::size_t(chosen)].id);
+  if (thief >= 0) starpu_wake_worker_relax_light(p->workers[std::size_t(thief)].id);
+  return 0;
+}
+
+starpu_task* pop(unsigned ctx) {
+  Policy* p = policy_of(ctx);
+  const int w = starpu_worker_get_id_check();
+  starpu_task* task = nullptr;
+  try {
+    starpu_worker_relax_on();
+    STARPU_PTHREAD_MUTEX_LOCK(&p->mutex);
+    starpu_worker_relax_off();
+    Queued q;
+    if (!p->balancer.pop(w, &q) && p->balancer.queued_total() > 0) {
+      // seed 000 eq. 8 and steps 1-7 of §3.2: the idle worker takes whole queued units
+      // from the worker with the largest remaining time T^r = T^unit x units left.
+      auto cost = [&](int worker, const Queued& x) {
+        const CodeletState& c = p->codelets[std::size_t(x.codelet)];
+        double spb = c.sec_per_byte[std::size_t(worker)];
+        if (spb <= 0) {  // not measured on this worker yet: assume the slowest known
+          for (double v : c.sec_per_byte) spb = std::max(spb, v);
+        }
+        return spb > 0 ? spb * x.bytes : x.bytes;
+      };
+      const std::size_t moved =
+          p->balancer.rebalance(w, cost, p->cfg.threshold, [&](void* t) { return can_run(*p, w, static_cast<starpu_task*>(t)); });
+      p->moved_tasks += long(moved);
+      if (moved > 0) p->balancer.pop(w, &q);
+    }
+    task = static_cast<starpu_task*>(q.task);
+    p->waiting[std::size_t(w)] = task == nullptr;
+    STARPU_PTHREAD_MUTEX_UNLOCK(&p->mutex);
+  } catch (const std::exception& e) {
+    fail("pop", e);
+  }
+  return task;
+}
+
+void pre_exec(starpu_task* /*task*/, unsigned ctx) {
+  Policy* p = policy_of(ctx);
+  const int w = starpu_worker_get_id_check();
+  WorkerSlot& s = p->workers[std::size_t(w)];
+  s.start_us = now_us();
+  if (p->source == Source::Fnn || p->source == Source::FnnDtps) {
+    // Features at task start (DESIGN §5): the probe is thread-safe and caches /proc reads.
+    const RawFeatures raw = p->probe->sample(std::size_t(w));
+    RawFeatures peak = raw;
+    for (std::size_t i = 0; i < p->workers.size(); ++i) {
+      const RawFeatures r = p->probe->static_features(i);
+      peak.F = std::max(peak.F, r.F);
+      peak.M = std::max(peak.M, r.M);
+      peak.P = std::max(peak.P, r.P);
+    }
+    s.features = normalise_one(raw, peak);
+  }
+}
+
+void post_exec(starpu_task* task, unsigned ctx) {
+  Policy* p = policy_of(ctx);
+  const int w = starpu_worker_get_id_check();
+  const double end = now_us();
+  try {
+    starpu_worker_relax_on();
+    STARPU_PTHREAD_MUTEX_LOCK(&p->mutex);
+    starpu_worker_relax_off();
+    WorkerSlot& s = p->workers[std::size_t(w)];
+    const double dt = std::max(end - s.start_us, 1e-3);
+    const int slot = codelet_slot(*p, task);
+    const UnitChoice u = unit_of(*p, task);
+    CodeletState& c = p->codelets[std::size_t(slot)];
+    // T^unit per worker and codelet, as seconds per byte of the unit.
+    const double spb = dt * 1e-6 / u.bytes;
+    double& m = c.sec_per_byte[std::size_t(w)];
+    m = m > 0 ? (1 - kEwma) * m + kEwma * spb : spb;
+    if (c.model) {  // an FNN sample: features at start, target f(D/T) (seed 000 eqs. 5, 21)
+      const double rate = u.bytes / dt;
+      c.max_rate = std::max(c.max_rate, rate);
+      if (c.samples.size() >= kMaxSamples) {
+        c.samples.erase(c.samples.begin());
+        c.sample_rate.erase(c.sample_rate.begin());
+        c.trained_upto = c.trained_upto ? c.trained_upto - 1 : 0;
+      }
+      c.samples.push_back(fnn::Sample{s.features, 0.0});
+      c.sample_rate.push_back(rate);
+    }
+    ++s.tasks;
+    s.busy_us += dt;
+    s.bytes += u.bytes;
+    const int cls = s.cuda;
+    p->class_end_us[std::size_t(cls)] = std::max(p->class_end_us[std::size_t(cls)], end);
+    p->class_bytes[std::size_t(cls)] += u.bytes;
+    p->batch_codelet_bytes[slot] += u.bytes;
+    if (--p->in_flight == 0 && p->balancer.queued_total() == 0) end_batch(*p);
+    STARPU_PTHREAD_MUTEX_UNLOCK(&p->mutex);
+  } catch (const std::exception& e) {
+    fail("post_exec", e);
+  }
+}
+
+template <Source S>
+void init_as(unsigned ctx) {
+  init(ctx, S);
+}
+
+starpu_sched_policy make_policy(const char* name, const char* description, void (*init_fn)(unsigned)) {
+  starpu_sched_policy pol{};
+  pol.init_sched = init_fn;
+  pol.deinit_sched = deinit;
+  pol.push_task = push;
+  pol.pop_task = pop;
+  pol.pre_exec_hook = pre_exec;
+  pol.post_exec_hook = post_exec;
+  pol.policy_name = name;
+  pol.policy_description = description;
+  pol.worker_type = STARPU_WORKER_LIST;
+  return pol;
+}
+
+starpu_sched_policy policies[] = {
+    make_policy("fnn-dtps", "FNN-predicted shares per worker with DTPS feedback on the CPU/GPU split",
+                init_as<Source::FnnDtps>),
+    make_policy("fnn", "data units in proportion to FNN-predicted computational ability", init_as<Source::Fnn>),
+    make_policy("dtps", "CPU/GPU class split corrected from measured delays (DTPS)", init_as<Source::Dtps>),
+    make_policy("boyer", "data units in proportion to measured speed after a timed first unit",
+                init_as<Source::Boyer>),
+    make_policy("even", "equal data units per worker (pure division)", init_as<Source::Even>),
+};
+starpu_sched_policy* policy_list[] = {&policies[0], &policies[1], &policies[2], &policies[3], &policies[4], nullptr};
+
+}  // namespace
+
+starpu_sched_policy* find_policy(const char* name) {
+  if (!name) return nullptr;
+  for (starpu_sched_policy* p : policy_list)
+    if (p && std::string(p->policy_name) == name) return p;
+  return nullptr;
+}
+
+starpu_sched_policy** all_policies() { return policy_list; }
+
+}  // namespace sched
