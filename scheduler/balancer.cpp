@@ -30,6 +30,8 @@ int Balancer::place(const void* unit, double bytes, const std::vector<char>& eli
       share_sum += shares_[i];
       total += assigned_[i];
     }
+  const auto prev = previous_.find(unit);
+  const int hint = prev == previous_.end() ? -1 : prev->second;
   int best = -1;
   double best_deficit = 0;
   for (std::size_t i = 0; i < shares_.size(); ++i) {
@@ -37,6 +39,10 @@ int Balancer::place(const void* unit, double bytes, const std::vector<char>& eli
     // Eligible workers whose shares are all zero fall back to equal shares.
     const double s = share_sum > 0 ? shares_[i] / share_sum : 1.0;
     const double deficit = s * total - assigned_[i];
+    if (int(i) == hint && deficit > 0) {
+      best = hint;
+      break;
+    }
     if (best < 0 || deficit > best_deficit) {
       best = int(i);
       best_deficit = deficit;
@@ -53,9 +59,16 @@ void Balancer::assign(const void* unit, int worker, double bytes) {
   assigned_[std::size_t(worker)] += bytes;
 }
 
-void Balancer::start_batch() { std::fill(assigned_.begin(), assigned_.end(), 0.0); }
+void Balancer::start_batch() {
+  std::fill(assigned_.begin(), assigned_.end(), 0.0);
+  for (const auto& [unit, worker] : owner_) previous_[unit] = worker;
+  owner_.clear();
+}
 
-void Balancer::forget_units() { owner_.clear(); }
+void Balancer::forget_units() {
+  owner_.clear();
+  previous_.clear();
+}
 
 void Balancer::push(int worker, const Queued& q) { queues_[std::size_t(worker)].push_back(q); }
 

@@ -31,18 +31,21 @@ class Balancer {
   void set_shares(const std::vector<double>& shares);
   const std::vector<double>& shares() const { return shares_; }
 
-  // The worker that owns a unit, or -1: a unit's tasks stay where its data is.
+  // The worker that owns a unit in this batch, or -1: a unit's tasks stay where its data is.
   int owner(const void* unit) const;
-  // Places a new unit on the eligible worker furthest below its target share: the one
-  // maximising s_i (A + bytes) - A_i over eligible workers, with s_i the shares renormalised
-  // over them and A their assigned bytes (seed 000 eq. 7: D_i = CP_i / sum CP x D).
+  // Places a unit not yet owned in this batch on the eligible worker furthest below its
+  // target share: the one maximising s_i (A + bytes) - A_i over eligible workers, with s_i
+  // the shares renormalised over them and A their assigned bytes (seed 000 eq. 7:
+  // D_i = CP_i / sum CP x D). The unit's owner in an earlier batch keeps it while that
+  // worker is still below its share, so data moves only where the shares changed.
   // Records the ownership and the bytes. Returns -1 when no worker is eligible.
   int place(const void* unit, double bytes, const std::vector<char>& eligible);
   // Gives a unit to a worker (a move, or an owner that cannot run a task).
   void assign(const void* unit, int worker, double bytes);
   // Bytes placed per worker since the batch started.
   const std::vector<double>& assigned() const { return assigned_; }
-  // A new batch: assigned bytes restart from 0; ownership is kept (data stays put).
+  // A new batch: assigned bytes restart from 0; this batch's owners become the hints that
+  // place() follows where the new shares allow.
   void start_batch();
   // Forgets all ownership (e.g. after the application unregistered its data).
   void forget_units();
@@ -67,7 +70,7 @@ class Balancer {
  private:
   std::vector<std::deque<Queued>> queues_;
   std::vector<double> shares_, assigned_;
-  std::unordered_map<const void*, int> owner_;
+  std::unordered_map<const void*, int> owner_, previous_;
 };
 
 }  // namespace sched

@@ -513,8 +513,14 @@ class FnnTool : public ::testing::Test {
     return s.str();
   }
 
+  // The tool built beside this test, or FNN_TOOL where the binaries were moved (GPU machine).
+  static std::string tool() {
+    const char* moved = std::getenv("FNN_TOOL");
+    return moved && *moved ? moved : FNN_TOOL_PATH;
+  }
+
   ToolResult run(const std::string& args) const {
-    const std::string cmd = std::string("'") + FNN_TOOL_PATH + "' " + args + " >'" +
+    const std::string cmd = std::string("'") + tool() + "' " + args + " >'" +
                             path("stdout") + "' 2>'" + path("stderr") + "'";
     const int status = std::system(cmd.c_str());
     ToolResult r;

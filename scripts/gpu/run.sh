@@ -9,9 +9,16 @@ export LD_LIBRARY_PATH=$root/.carry/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+
 export PYTHON=${PYTHON:-python3}  # the image's python3 has numpy
 export OPENBLAS_NUM_THREADS=1 STARPU_SILENT=1
 bin=$root/.carry/bin
+export FNN_TOOL=$bin/fnn-tool
+# StarPU looks for its installed sampling models where it was built; give it that folder.
+sampling=$(grep -aom1 '/[[:alnum:]/._-]*/share/starpu/perfmodels/sampling' "$root/.carry/lib/libstarpu-1.4.so.9")
+[[ -n $sampling ]] && mkdir -p "$sampling"
+# One CPU worker per logical CPU: StarPU otherwise takes one per core.
+tpc=$(lscpu | awk -F: '/Thread\(s\) per core/{gsub(/ /,"",$2); print $2}')
+export STARPU_NTHREADS_PER_CORE=${STARPU_NTHREADS_PER_CORE:-${tpc:-1}}
 parts=${*:-tests kernels e2e}
 status=0
-{ nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv; nproc; } >"$OUT/machine.txt" 2>&1
+{ nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv; lscpu | grep -E "Model name|^CPU\(s\)|Thread|Core|Socket"; } >"$OUT/machine.txt" 2>&1
 cat "$OUT/machine.txt"
 if [[ $parts == *tests* ]]; then
   for t in "$bin"/test_*; do
