@@ -41,6 +41,7 @@ Config Config::from_env() {
   c.summary = flag("FNNDTPS_SUMMARY", c.summary);
   c.verbose = flag("FNNDTPS_VERBOSE", c.verbose);
   c.save = flag("FNNDTPS_SAVE", c.save);
+  if (env("FNNDTPS_REBALANCE")) c.rebalance = flag("FNNDTPS_REBALANCE", true) ? 1 : 0;
   if (const char* d = env("FNNDTPS_MODEL_DIR")) {
     c.model_dir = d;
   } else if (const char* x = env("XDG_CACHE_HOME")) {

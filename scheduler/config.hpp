@@ -7,6 +7,8 @@
 //   FNNDTPS_SUMMARY     1: print a per-worker summary at exit (default 0)
 //   FNNDTPS_VERBOSE     1: one line per batch (DTPS decisions, model training) (default 0)
 //   FNNDTPS_SAVE        0: never write the model directory (default 1)
+//   FNNDTPS_REBALANCE   1/0: move queued units to idle workers (seed 000 eq. 8); default on
+//                       for fnn and fnn-dtps, whose model includes it, off for the others
 // plus the emulated slowdowns of scheduler/emulation.hpp.
 #pragma once
 
@@ -21,6 +23,7 @@ struct Config {
   bool summary = false;
   bool verbose = false;
   bool save = true;
+  int rebalance = -1;  // -1: the policy's default
 
   // Reads the environment; throws std::invalid_argument with a one-line message.
   static Config from_env();

@@ -69,6 +69,7 @@ constexpr double kEwma = 0.3;  // weight of a new timing in T^unit
 struct Policy {
   Source source;
   Config cfg;
+  bool rebalance = false;
   starpu_pthread_mutex_t mutex;
   std::vector<WorkerSlot> workers;
   std::array<int, STARPU_NMAXWORKERS> index_of{};
@@ -310,6 +311,8 @@ void init(unsigned ctx, Source source) {
     const unsigned n = starpu_worker_get_count();
     auto* p = new Policy(source, n);
     p->cfg = Config::from_env();
+    p->rebalance = p->cfg.rebalance >= 0 ? p->cfg.rebalance == 1
+                                         : source == Source::Fnn || source == Source::FnnDtps;
     if (starpu_pthread_mutex_init(&p->mutex, nullptr) != 0) throw std::runtime_error("cannot create the policy mutex");
     p->waiting.assign(n, 0);
     std::vector<WorkerSpec> specs;
@@ -441,7 +444,7 @@ int push(starpu_task* task) {
     starpu_push_task_end(task);
     p->waiting[std::size_t(chosen)] = 0;
     // Another idle worker may take over queued units (eq. 8): wake one.
-    if (p->balancer.queued(chosen) > 1)
+    if (p->rebalance && p->balancer.queued(chosen) > 1)
       for (std::size_t w = 0; w < n; ++w)
         if (p->waiting[w] && int(w) != chosen && eligible[w]) {
           thief = int(w);
@@ -466,7 +469,7 @@ starpu_task* pop(unsigned ctx) {
     STARPU_PTHREAD_MUTEX_LOCK(&p->mutex);
     starpu_worker_relax_off();
     Queued q;
-    if (!p->balancer.pop(w, &q) && p->balancer.queued_total() > 0) {
+    if (!p->balancer.pop(w, &q) && p->rebalance && p->balancer.queued_total() > 0) {
       // seed 000 eq. 8 and steps 1-7 of §3.2: the idle worker takes whole queued units
       // from the worker with the largest remaining time T^r = T^unit x units left.
       auto cost = [&](int worker, const Queued& x) {

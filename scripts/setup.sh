@@ -46,7 +46,7 @@ SRC
 have_cuda() { [[ -x $CUDA_DIR/bin/nvcc ]]; }
 
 starpu_flags() {
-  local f=(--enable-maxcudadev=8 --disable-opencl --disable-fortran --disable-socl --disable-starpupy
+  local f=(--enable-maxcudadev=8 --enable-maxcpus=128 --disable-opencl --disable-fortran --disable-socl --disable-starpupy
            --disable-build-doc --disable-openmp --disable-starpurm --disable-hdf5 --disable-starpufft
            --disable-build-examples --disable-build-tests --disable-mpi)
   if have_cuda; then f+=(--enable-cuda "--with-cuda-dir=$CUDA_DIR"); else f+=(--disable-cuda); fi

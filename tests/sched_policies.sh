@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Our policies in a StarPU program that does not link our code, loaded the way users load
+# them (STARPU_SCHED_LIB + STARPU_SCHED), beside StarPU's own eager, lws and dmda on the
+# same task set; and STARPU_SCHED=help lists ours.
+#   tests/sched_policies.sh PROGRAM LIBFNNDTPS
+set -u
+prog=$1 lib=$2
+export STARPU_SILENT=1 STARPU_NCPU=${STARPU_NCPU:-4}
+export FNNDTPS_MODEL_DIR=$(mktemp -d); trap 'rm -rf "$FNNDTPS_MODEL_DIR"' EXIT
+passed=0 failed=0
+for policy in fnn-dtps fnn dtps boyer even; do
+  if out=$(STARPU_SCHED_LIB=$lib STARPU_SCHED=$policy "$prog" 2>&1) && [[ $out == "$policy: "* ]]; then
+    passed=$((passed + 1)); echo "ok   $out"
+  else
+    failed=$((failed + 1)); echo "FAIL $policy: $out"
+  fi
+done
+for policy in eager lws dmda; do
+  if out=$(STARPU_SCHED=$policy "$prog" 2>&1) && [[ $out == "$policy: "* ]]; then
+    passed=$((passed + 1)); echo "ok   $out"
+  else
+    failed=$((failed + 1)); echo "FAIL $policy: $out"
+  fi
+done
+help=$(STARPU_SCHED_LIB=$lib STARPU_SCHED=help "$prog" 2>&1)
+for policy in fnn-dtps fnn dtps boyer even; do
+  if grep -q "^$policy[[:space:]]" <<<"$help"; then passed=$((passed + 1))
+  else failed=$((failed + 1)); echo "FAIL STARPU_SCHED=help does not list $policy"; fi
+done
+echo "sched-policies: $passed passed, $failed failed"
+((failed == 0))
