@@ -48,7 +48,9 @@ int Balancer::place(const void* unit, double bytes, const std::vector<char>& eli
       best_deficit = deficit;
     }
   }
-  if (best >= 0) assign(unit, best, bytes);
+  if (best < 0) return best;
+  if (unit) assign(unit, best, bytes);
+  else assigned_[std::size_t(best)] += bytes;  // a task without data: placed, never owned
   return best;
 }
 

@@ -38,7 +38,8 @@ class Balancer {
   // the shares renormalised over them and A their assigned bytes (seed 000 eq. 7:
   // D_i = CP_i / sum CP x D). The unit's owner in an earlier batch keeps it while that
   // worker is still below its share, so data moves only where the shares changed.
-  // Records the ownership and the bytes. Returns -1 when no worker is eligible.
+  // Records the ownership (not for a null unit: a task without data) and the bytes.
+  // Returns -1 when no worker is eligible.
   int place(const void* unit, double bytes, const std::vector<char>& eligible);
   // Gives a unit to a worker (a move, or an owner that cannot run a task).
   void assign(const void* unit, int worker, double bytes);

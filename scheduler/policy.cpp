@@ -56,6 +56,8 @@ struct CodeletState {
 struct WorkerSlot {
   int id = 0;  // StarPU worker id
   bool cuda = false;
+  double peak_F = 0;        // the probe's F before any emulated slowdown
+  double emulated = 1.0;    // the emulated slowdown factor the probe last saw
   std::string name;
   double start_us = 0;
   fnn::Features features{};  // at the start of the running task
@@ -170,6 +172,8 @@ UnitChoice unit_of(const Policy& p, starpu_task* task) {
     u.unit = any;
     u.bytes = best_any;
   }
+  // The unit's own owner comes first; a handle it only reads decides only for a new unit.
+  if (const int own = p.balancer.owner(u.unit); own >= 0) u.owner = own;
   if (u.bytes <= 0) u.bytes = 1;  // tasks without data count one unit each
   return u;
 }
@@ -336,6 +340,7 @@ void init(unsigned ctx, Source source) {
       p->workers.push_back(s);
     }
     p->probe = std::make_unique<Probe>(specs);
+    for (std::size_t w = 0; w < p->workers.size(); ++w) p->workers[w].peak_F = p->probe->static_features(w).F;
     bool has[2] = {false, false};
     for (const WorkerSlot& s : p->workers) has[s.cuda] = true;
     p->dtps.set_classes(has[0], has[1]);
@@ -500,6 +505,11 @@ void pre_exec(starpu_task* /*task*/, unsigned ctx) {
   WorkerSlot& s = p->workers[std::size_t(w)];
   s.start_us = now_us();
   if (p->source == Source::Fnn || p->source == Source::FnnDtps) {
+    // An emulated slowdown stands for a slower core: the FNN sees it as a lower peak F.
+    if (const double f = emu::factor(s.id); f != s.emulated) {
+      s.emulated = f;
+      p->probe->set_measured_peak(std::size_t(w), s.peak_F / f);
+    }
     // Features at task start (DESIGN §5): the probe is thread-safe and caches /proc reads.
     const RawFeatures raw = p->probe->sample(std::size_t(w));
     RawFeatures peak = raw;

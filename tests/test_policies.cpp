@@ -1,0 +1,171 @@
+// The policies on emulated heterogeneity (DESIGN §8): 4 CPU workers slowed 1, 1, 2, 4 times.
+// The work is time-based (each unit sleeps 2 ms x its worker's factor) so that 4 workers on
+// a 2-core machine keep their emulated speeds. Each batch is 220 independent units.
+#include <gtest/gtest.h>
+#include <starpu.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "scheduler/emulation.hpp"
+#include "scheduler/plugin.hpp"
+
+namespace {
+
+constexpr int kUnits = 220;
+constexpr double kBase = 0.002;  // seconds of work per unit at factor 1
+const std::vector<double> kFactors = {1, 1, 2, 4};
+
+std::vector<int> ran_on(kUnits, -1);
+
+void unit_work(void** /*buffers*/, void* arg) {
+  const int i = int(reinterpret_cast<intptr_t>(arg));
+  const int w = starpu_worker_get_id();
+  ran_on[std::size_t(i)] = w;
+  emu::emulated_work(w, kBase);
+}
+
+starpu_codelet make_codelet() {
+  starpu_codelet cl;
+  starpu_codelet_init(&cl);
+  cl.cpu_funcs[0] = unit_work;
+  cl.nbuffers = 1;
+  cl.modes[0] = STARPU_RW;
+  cl.name = "emulated_unit";
+  return cl;
+}
+starpu_codelet codelet = make_codelet();
+
+struct BatchResult {
+  std::vector<int> units;  // per worker
+  double seconds = 0;
+};
+
+// Runs `batches` batches of kUnits units under `policy`; returns each batch's result.
+std::vector<BatchResult> run(const std::string& policy, int batches, const std::string& slowdown,
+                             long after_tasks = 0) {
+  const auto dir = std::filesystem::temp_directory_path() / ("fnndtps_test_" + policy + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  setenv("FNNDTPS_MODEL_DIR", dir.c_str(), 1);
+  setenv("FNNDTPS_SLOWDOWN", slowdown.c_str(), 1);
+  setenv("FNNDTPS_SLOWDOWN_AFTER_TASKS", std::to_string(after_tasks).c_str(), 1);
+  emu::reload();
+  starpu_conf conf;
+  starpu_conf_init(&conf);
+  conf.ncpus = 4;
+  conf.ncuda = 0;
+  conf.precedence_over_environment_variables = 1;
+  conf.sched_policy = sched::find_policy(policy.c_str());
+  conf.sched_policy_name = nullptr;
+  EXPECT_NE(conf.sched_policy, nullptr);
+  EXPECT_EQ(starpu_init(&conf), 0);
+  EXPECT_EQ(starpu_cpu_worker_get_count(), 4u);
+  std::vector<float> data(std::size_t(kUnits) * 64);
+  std::vector<starpu_data_handle_t> handles(kUnits);
+  for (int i = 0; i < kUnits; ++i)
+    starpu_vector_data_register(&handles[std::size_t(i)], STARPU_MAIN_RAM,
+                                reinterpret_cast<uintptr_t>(&data[std::size_t(i) * 64]), 64, sizeof(float));
+  std::vector<BatchResult> out;
+  for (int b = 0; b < batches; ++b) {
+    std::fill(ran_on.begin(), ran_on.end(), -1);
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < kUnits; ++i)
+      EXPECT_EQ(starpu_task_insert(&codelet, STARPU_RW, handles[std::size_t(i)], STARPU_CL_ARGS_NFREE,
+                                   reinterpret_cast<void*>(intptr_t(i)), 0, 0),
+                0);
+    starpu_task_wait_for_all();
+    BatchResult r;
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    r.units.assign(4, 0);
+    for (int w : ran_on) {
+      EXPECT_GE(w, 0);
+      if (w >= 0) ++r.units[std::size_t(w)];
+    }
+    out.push_back(r);
+  }
+  for (auto h : handles) starpu_data_unregister(h);
+  starpu_shutdown();
+  unsetenv("FNNDTPS_SLOWDOWN");
+  unsetenv("FNNDTPS_SLOWDOWN_AFTER_TASKS");
+  emu::reload();
+  std::filesystem::remove_all(dir);
+  return out;
+}
+
+// Divisible-load bound: all the work over the summed speeds (speed = 1 / factor).
+double bound(const std::vector<double>& factors) {
+  double speed = 0;
+  for (double f : factors) speed += 1.0 / f;
+  return kUnits * kBase / speed;
+}
+
+std::vector<double> ideal_units(const std::vector<double>& factors) {
+  double speed = 0;
+  for (double f : factors) speed += 1.0 / f;
+  std::vector<double> u;
+  for (double f : factors) u.push_back(kUnits * (1.0 / f) / speed);
+  return u;
+}
+
+class Proportional : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Proportional, UnitsFollowSpeedsAfterOneWarmUpBatch) {
+  const auto r = run(GetParam(), 2, "0:1,1:1,2:2,3:4");
+  const BatchResult& b = r.back();
+  const auto ideal = ideal_units(kFactors);
+  for (std::size_t w = 0; w < 4; ++w) {
+    SCOPED_TRACE("worker " + std::to_string(w));
+    EXPECT_NEAR(b.units[w], ideal[w], 0.10 * ideal[w] + 0.5);  // within 10% (a unit is whole)
+  }
+  EXPECT_LE(b.seconds, 1.15 * bound(kFactors)) << "makespan against the divisible-load bound";
+  std::printf("%s: units %d %d %d %d (ideal %.1f %.1f %.1f %.1f), makespan %.1f ms, bound %.1f ms\n",
+              GetParam().c_str(), b.units[0], b.units[1], b.units[2], b.units[3], ideal[0], ideal[1], ideal[2],
+              ideal[3], b.seconds * 1e3, bound(kFactors) * 1e3);
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, Proportional, ::testing::Values("fnn", "boyer", "fnn-dtps"),
+                         [](const auto& tp) {
+                           std::string n = tp.param;
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
+                         });
+
+TEST(Even, IsMeasurablyWorseThanProportional) {
+  const auto even = run("even", 2, "0:1,1:1,2:2,3:4");
+  const auto boyer = run("boyer", 2, "0:1,1:1,2:2,3:4");
+  for (std::size_t w = 0; w < 4; ++w) EXPECT_NEAR(even.back().units[w], kUnits / 4.0, 1.0);
+  // Equal units leave the 4x-slowed worker 55 units of 8 ms: 440 ms against a 160 ms bound.
+  EXPECT_GT(even.back().seconds, 1.5 * boyer.back().seconds);
+  EXPECT_GT(even.back().seconds, 1.5 * bound(kFactors));
+}
+
+class MidRun : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(MidRun, SlowdownSwitchedOnMovesTheRemainingUnits) {
+  // Equal speeds in the first batch; the slowdown switches on as the second batch starts,
+  // so its units were placed for the old speeds and must move.
+  const auto r = run(GetParam(), 2, "0:1,1:1,2:2,3:4", kUnits);
+  const BatchResult& b = r.back();
+  EXPECT_LE(b.seconds, 1.20 * bound(kFactors)) << "bound recomputed for the new speeds";
+  std::printf("%s after the switch: units %d %d %d %d, makespan %.1f ms, bound %.1f ms\n", GetParam().c_str(),
+              b.units[0], b.units[1], b.units[2], b.units[3], b.seconds * 1e3, bound(kFactors) * 1e3);
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, MidRun, ::testing::Values("fnn", "fnn-dtps"), [](const auto& tp) {
+  std::string n = tp.param;
+  std::replace(n.begin(), n.end(), '-', '_');
+  return n;
+});
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  setenv("STARPU_SILENT", "1", 0);
+  setenv("STARPU_WORKERS_NOBIND", "1", 0);  // 4 workers on however many cores there are
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
