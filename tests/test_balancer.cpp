@@ -1,0 +1,90 @@
+// The placement and re-balancing mechanism on its own (no StarPU).
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "scheduler/balancer.hpp"
+
+namespace {
+
+const void* unit(int i) { return reinterpret_cast<const void*>(std::uintptr_t(0x1000 + 16 * i)); }
+
+TEST(Balancer, PlacesUnitsInProportionToShares) {
+  sched::Balancer b(4);
+  b.set_shares({4, 2, 1, 1});  // normalised to 1/2, 1/4, 1/8, 1/8
+  std::vector<int> count(4, 0);
+  const std::vector<char> all(4, 1);
+  for (int i = 0; i < 80; ++i) ++count[std::size_t(b.place(unit(i), 1.0, all))];
+  EXPECT_EQ(count, (std::vector<int>{40, 20, 10, 10}));
+  EXPECT_DOUBLE_EQ(b.shares()[0], 0.5);
+}
+
+TEST(Balancer, OnlyEligibleWorkersAndSharesRenormalised) {
+  sched::Balancer b(3);
+  b.set_shares({1, 1, 2});
+  const std::vector<char> some = {1, 0, 1};
+  std::vector<int> count(3, 0);
+  for (int i = 0; i < 30; ++i) ++count[std::size_t(b.place(unit(i), 1.0, some))];
+  EXPECT_EQ(count, (std::vector<int>{10, 0, 20}));
+  EXPECT_EQ(b.place(unit(99), 1.0, {0, 0, 0}), -1);
+}
+
+TEST(Balancer, UnitsKeepTheirOwnerAndLastBatchOwnerWhileBelowShare) {
+  sched::Balancer b(2);
+  const std::vector<char> all(2, 1);
+  const int w = b.place(unit(1), 1.0, all);
+  EXPECT_EQ(b.owner(unit(1)), w);
+  b.start_batch();
+  EXPECT_EQ(b.owner(unit(1)), -1);          // a new batch places again...
+  EXPECT_EQ(b.place(unit(1), 1.0, all), w);  // ...on the same worker while below its share
+  b.set_shares({0, 1});
+  b.start_batch();
+  EXPECT_EQ(b.place(unit(1), 1.0, all), 1);  // unless the shares moved it
+}
+
+TEST(Balancer, TasksWithoutDataAreSpreadNotOwned) {
+  sched::Balancer b(2);
+  const std::vector<char> all(2, 1);
+  EXPECT_EQ(b.place(nullptr, 1.0, all), 0);
+  EXPECT_EQ(b.place(nullptr, 1.0, all), 1);
+  EXPECT_EQ(b.owner(nullptr), -1);
+}
+
+TEST(Balancer, RebalanceMovesWholeUnitsFromTheBusiestWorker) {
+  sched::Balancer b(3);
+  int tasks[10];
+  // Worker 0: units A (3 tasks) and B (1 task); worker 1: one task; worker 2 idle.
+  for (int i = 0; i < 3; ++i) b.push(0, {&tasks[i], unit(1), 1.0, 0});
+  b.push(0, {&tasks[3], unit(2), 1.0, 0});
+  b.push(1, {&tasks[4], unit(3), 1.0, 0});
+  auto cost = [](int, const sched::Queued& q) { return q.bytes; };  // 1 s a task everywhere
+  const std::size_t moved = b.rebalance(2, cost, 1.0, [](void*) { return true; });
+  EXPECT_EQ(moved, 1u);  // the last unit queued on worker 0 (B) moves whole
+  EXPECT_EQ(b.queued(0), 3u);
+  EXPECT_EQ(b.queued(2), 1u);
+  EXPECT_EQ(b.owner(unit(2)), 2);
+  sched::Queued q;
+  ASSERT_TRUE(b.pop(2, &q));
+  EXPECT_EQ(q.task, &tasks[3]);
+}
+
+TEST(Balancer, NoMoveWhenItWouldNotFinishSooner) {
+  sched::Balancer b(2);
+  int t;
+  b.push(0, {&t, unit(1), 1.0, 0});
+  // The idle worker is 10x slower: moving the only unit would end later.
+  auto cost = [](int w, const sched::Queued& q) { return w == 1 ? 10 * q.bytes : q.bytes; };
+  EXPECT_EQ(b.rebalance(1, cost, 1.0, [](void*) { return true; }), 0u);
+  EXPECT_EQ(b.rebalance(1, cost, 0.05, [](void*) { return true; }), 1u);  // a lower threshold moves it
+}
+
+TEST(Balancer, NoMoveOfTasksTheIdleWorkerCannotRun) {
+  sched::Balancer b(2);
+  int t[2];
+  b.push(0, {&t[0], unit(1), 1.0, 0});
+  b.push(0, {&t[1], unit(2), 1.0, 0});
+  auto cost = [](int, const sched::Queued& q) { return q.bytes; };
+  EXPECT_EQ(b.rebalance(1, cost, 0.5, [](void*) { return false; }), 0u);
+}
+
+}  // namespace
