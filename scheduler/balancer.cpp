@@ -114,18 +114,25 @@ std::size_t Balancer::rebalance(int idle, const Cost& cost, double threshold,
   while (!from.empty()) {
     const Queued last = from.back();
     if (!can_run(last.task)) break;
-    double unit_time = 0;  // the whole unit's queued work on the idle worker
+    // The whole unit moves; a task without data (null unit) moves alone.
+    auto same_unit = [&](const Queued& q) { return last.unit ? q.unit == last.unit : &q == &from.back(); };
+    double unit_time = 0;  // the unit's queued work on the idle worker
     for (const Queued& q : from)
-      if (q.unit == last.unit) unit_time += cost(idle, q);
+      if (same_unit(q)) unit_time += cost(idle, q);
     if (!(worst > threshold * unit_time)) break;
     std::vector<Queued> keep, take;
-    for (const Queued& q : from) (q.unit == last.unit ? take : keep).push_back(q);
-    from.assign(keep.begin(), keep.end());
+    if (!last.unit) {  // one task: no need to scan the queue
+      take.push_back(last);
+      from.pop_back();
+    } else {
+      for (const Queued& q : from) (same_unit(q) ? take : keep).push_back(q);
+      from.assign(keep.begin(), keep.end());
+    }
     for (const Queued& q : take) {
       to.push_back(q);
       worst -= cost(victim, q);
     }
-    assign(last.unit, idle, last.bytes);
+    if (last.unit) assign(last.unit, idle, last.bytes);
     moved += take.size();
     // Stop once the idle worker has more queued than the victim has left.
     double mine = 0;

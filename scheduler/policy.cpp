@@ -51,7 +51,15 @@ struct CodeletState {
   std::unique_ptr<fnn::Model> model;
   bool model_loaded = false, trained = false;
   std::size_t trained_upto = 0;  // samples already used to train
+  std::vector<double> shares;    // the last computed target shares, and when
+  double shares_us = -1;
 };
+
+// Shares are re-predicted at most this often (and at every batch start and re-balancing):
+// live features change slowly next to per-task costs of a few microseconds.
+constexpr double kSharesTtlUs = 20000;
+// Features are sampled at task start at most this often per worker.
+constexpr double kFeaturesTtlUs = 5000;
 
 struct WorkerSlot {
   int id = 0;  // StarPU worker id
@@ -61,11 +69,13 @@ struct WorkerSlot {
   std::string name;
   double start_us = 0;
   fnn::Features features{};  // at the start of the running task
+  double features_us = -1;   // when they were sampled
   unsigned tasks = 0, units = 0;
   double busy_us = 0, bytes = 0;
 };
 
 constexpr std::size_t kMaxSamples = 600;
+constexpr std::size_t kTrainEvery = 32;
 constexpr double kEwma = 0.3;  // weight of a new timing in T^unit
 
 struct Policy {
@@ -92,6 +102,7 @@ struct Policy {
   std::unordered_map<int, double> batch_codelet_bytes;
   int batches = 0;
   long moved_tasks = 0;
+  double shares_reset_us = -1e300;
   std::vector<std::string> log;  // summary lines about models and DTPS
 
   explicit Policy(Source s, std::size_t n) : source(s), balancer(n) {}
@@ -219,8 +230,7 @@ std::vector<double> class_split(const Policy& p, double alpha, const std::vector
   return s;
 }
 
-std::vector<double> shares_for(Policy& p, int slot) {
-  CodeletState& c = p.codelets[std::size_t(slot)];
+std::vector<double> compute_shares(Policy& p, CodeletState& c) {
   const std::size_t n = p.workers.size();
   switch (p.source) {
     case Source::Even:
@@ -245,14 +255,32 @@ std::vector<double> shares_for(Policy& p, int slot) {
   return std::vector<double>(n, 1.0);
 }
 
+const std::vector<double>& shares_for(Policy& p, int slot, double now) {
+  CodeletState& c = p.codelets[std::size_t(slot)];
+  if (c.shares_us < 0 || now - c.shares_us > kSharesTtlUs) {
+    c.shares = compute_shares(p, c);
+    c.shares_us = now;
+  }
+  return c.shares;
+}
+
+void invalidate_shares(Policy& p) {
+  for (CodeletState& c : p.codelets) c.shares_us = -1;
+}
+
 // --------------------------------------------------------------- batches
 void train_models(Policy& p) {
   for (CodeletState& c : p.codelets) {
-    if (!c.model || c.samples.size() == c.trained_upto || c.max_rate <= 0) continue;
+    // Training waits for a few dozen new samples: batches can be short (StarPU idles
+    // between an application's submissions), and each costs at most microseconds.
+    if (!c.model || c.samples.size() < c.trained_upto + kTrainEvery || c.max_rate <= 0) continue;
     for (std::size_t i = 0; i < c.samples.size(); ++i) c.samples[i].cp = c.sample_rate[i] / c.max_rate;
     if (!c.trained) {
-      if (c.samples.size() < 16) continue;
       fnn::TrainOptions opt;  // seed 000 §5.2: pre-training, then fine-tuning
+      // The tool's epochs for a few hundred samples, bounded to ~10^5 steps (tens of ms).
+      const double scale = std::min(1.0, 300.0 / double(c.samples.size()));
+      opt.pretrain.epochs = std::max<std::size_t>(50, std::size_t(double(opt.pretrain.epochs) * scale));
+      opt.finetune.epochs = std::max<std::size_t>(15, std::size_t(double(opt.finetune.epochs) * scale));
       fnn::train_two_step(*c.model, c.samples, opt);
       c.trained = true;
       p.log.push_back("model " + c.name + ": trained on " + std::to_string(c.samples.size()) + " samples");
@@ -307,6 +335,10 @@ void start_batch(Policy& p) {
   p.class_bytes = {0, 0};
   p.batch_codelet_bytes.clear();
   p.balancer.start_batch();
+  if (p.batch_start_us - p.shares_reset_us > kSharesTtlUs) {  // re-predict for the new batch
+    invalidate_shares(p);
+    p.shares_reset_us = p.batch_start_us;
+  }
 }
 
 // --------------------------------------------------------------- StarPU callbacks
@@ -436,7 +468,7 @@ int push(starpu_task* task) {
       chosen = u.owner;  // the unit's data is there
       if (p->balancer.owner(u.unit) != chosen) p->balancer.assign(u.unit, chosen, u.bytes);
     } else {
-      p->balancer.set_shares(shares_for(*p, slot));
+      p->balancer.set_shares(shares_for(*p, slot, now_us()));
       chosen = p->balancer.place(u.unit, u.bytes, eligible);
       if (chosen >= 0) ++p->workers[std::size_t(chosen)].units;
     }
@@ -504,23 +536,27 @@ void pre_exec(starpu_task* /*task*/, unsigned ctx) {
   const int w = starpu_worker_get_id_check();
   WorkerSlot& s = p->workers[std::size_t(w)];
   s.start_us = now_us();
-  if (p->source == Source::Fnn || p->source == Source::FnnDtps) {
-    // An emulated slowdown stands for a slower core: the FNN sees it as a lower peak F.
-    if (const double f = emu::factor(s.id); f != s.emulated) {
-      s.emulated = f;
-      p->probe->set_measured_peak(std::size_t(w), s.peak_F / f);
-    }
-    // Features at task start (DESIGN §5): the probe is thread-safe and caches /proc reads.
-    const RawFeatures raw = p->probe->sample(std::size_t(w));
-    RawFeatures peak = raw;
-    for (std::size_t i = 0; i < p->workers.size(); ++i) {
-      const RawFeatures r = p->probe->static_features(i);
-      peak.F = std::max(peak.F, r.F);
-      peak.M = std::max(peak.M, r.M);
-      peak.P = std::max(peak.P, r.P);
-    }
-    s.features = normalise_one(raw, peak);
+  if (p->source != Source::Fnn && p->source != Source::FnnDtps) return;
+  // An emulated slowdown stands for a slower core: the FNN sees it as a lower peak F.
+  const double f = emu::factor(s.id);
+  if (f != s.emulated) {
+    s.emulated = f;
+    p->probe->set_measured_peak(std::size_t(w), s.peak_F / f);
+    s.features_us = -1;
   }
+  // Features at task start (DESIGN §5), refreshed every few milliseconds: the probe is
+  // thread-safe and caches its /proc and NVML reads.
+  if (s.features_us >= 0 && s.start_us - s.features_us < kFeaturesTtlUs) return;
+  const RawFeatures raw = p->probe->sample(std::size_t(w));
+  RawFeatures peak = raw;
+  for (std::size_t i = 0; i < p->workers.size(); ++i) {
+    const RawFeatures r = p->probe->static_features(i);
+    peak.F = std::max(peak.F, r.F);
+    peak.M = std::max(peak.M, r.M);
+    peak.P = std::max(peak.P, r.P);
+  }
+  s.features = normalise_one(raw, peak);
+  s.features_us = s.start_us;
 }
 
 void post_exec(starpu_task* task, unsigned ctx) {
@@ -539,14 +575,16 @@ void post_exec(starpu_task* task, unsigned ctx) {
     // T^unit per worker and codelet, as seconds per byte of the unit.
     const double spb = dt * 1e-6 / u.bytes;
     double& m = c.sec_per_byte[std::size_t(w)];
+    if (m <= 0) c.shares_us = -1;  // a first measurement: Boyer's shares can now change
     m = m > 0 ? (1 - kEwma) * m + kEwma * spb : spb;
     if (c.model) {  // an FNN sample: features at start, target f(D/T) (seed 000 eqs. 5, 21)
       const double rate = u.bytes / dt;
       c.max_rate = std::max(c.max_rate, rate);
-      if (c.samples.size() >= kMaxSamples) {
-        c.samples.erase(c.samples.begin());
-        c.sample_rate.erase(c.sample_rate.begin());
-        c.trained_upto = c.trained_upto ? c.trained_upto - 1 : 0;
+      if (c.samples.size() >= 2 * kMaxSamples) {  // keep the newest kMaxSamples, amortised
+        const auto drop = std::ptrdiff_t(c.samples.size() - kMaxSamples);
+        c.samples.erase(c.samples.begin(), c.samples.begin() + drop);
+        c.sample_rate.erase(c.sample_rate.begin(), c.sample_rate.begin() + drop);
+        c.trained_upto = c.trained_upto > std::size_t(drop) ? c.trained_upto - std::size_t(drop) : 0;
       }
       c.samples.push_back(fnn::Sample{s.features, 0.0});
       c.sample_rate.push_back(rate);

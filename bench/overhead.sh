@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Per-task overhead of our policies against StarPU's eager (DESIGN §10: within 10%).
+#   bench/overhead.sh BENCH_OVERHEAD LIBFNNDTPS [ntasks] [reps]
+set -euo pipefail
+prog=$1 lib=$2 n=${3:-20000} reps=${4:-7}
+export STARPU_SILENT=1 FNNDTPS_SAVE=0
+printf '%-10s %8s %14s %14s %10s\n' policy buffers us_per_task submit_us vs_eager
+for nbuf in 0 1; do
+  eager=
+  for policy in eager fnn-dtps fnn dtps boyer even; do
+    if [[ $policy == eager ]]; then line=$(STARPU_SCHED=$policy "$prog" "$n" "$reps" "$nbuf" | grep '^RESULT')
+    else line=$(STARPU_SCHED_LIB=$lib STARPU_SCHED=$policy "$prog" "$n" "$reps" "$nbuf" | grep '^RESULT'); fi
+    us=$(sed -n 's/.* us_per_task=\([^ ]*\).*/\1/p' <<<"$line")
+    sub=$(sed -n 's/.* submit_us=\([^ ]*\).*/\1/p' <<<"$line")
+    [[ -z $eager ]] && eager=$us
+    printf '%-10s %8s %14s %14s %9.2fx\n' "$policy" "$nbuf" "$us" "$sub" "$(awk -v a="$us" -v b="$eager" 'BEGIN{print a/b}')"
+  done
+done
