@@ -434,6 +434,9 @@ void forward(const Plan& p, Pipeline pipeline, const float* image, float* units_
         Submit(kVScatter, a).data(hd.win[k], STARPU_R).data(hd.out[k], out_mode).go();
       }
     }
+    // Each unit's coefficients may go home as soon as its last task ends, overlapping the
+    // copies with other units' work instead of queueing them all at unregistration.
+    for (starpu_data_handle_t h : hd.out) starpu_data_wont_use(h);
     starpu_task_wait_for_all();
   }  // unregistering brings the output strips home
   end_stats(stats);
@@ -507,6 +510,7 @@ void inverse(const Plan& p, Pipeline pipeline, const float* units_layout, float*
         }
       }
     }
+    for (starpu_data_handle_t h : hd.out) starpu_data_wont_use(h);
     starpu_task_wait_for_all();
   }
   end_stats(stats);

@@ -476,6 +476,9 @@ int push(starpu_task* task) {
       STARPU_PTHREAD_MUTEX_UNLOCK(&p->mutex);
       return -ENODEV;  // no worker can run it: StarPU reports the task
     }
+    // Start moving the task's data now, as StarPU's dm* policies do, so transfers overlap
+    // the work queued before it.
+    if (starpu_get_prefetch_flag()) starpu_prefetch_task_input_for(task, p->workers[std::size_t(chosen)].id);
     p->balancer.push(chosen, Queued{task, u.unit, u.bytes, slot});
     ++p->in_flight;
     starpu_push_task_end(task);

@@ -21,4 +21,5 @@ for lib in libhwloc.so.15 libopenblas.so.0 libgfortran.so.5 libquadmath.so.0 lib
 done
 # The test list and scripts travel with the tree; ctest's files name build paths, so the
 # device runs the binaries directly (scripts/gpu/run.sh).
+echo "$BUILD_DIR" >"$carry/build_dir"  # tests name some files by their build path
 du -sh "$carry"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine from the repository root, with .carry/ from scripts/gpu/pack.sh:
 # the CUDA tests, then the benchmarks. Logs go to $OUT (the device tool brings them back).
-#   bash scripts/gpu/run.sh [tests] [kernels] [e2e]   (default: all three)
+#   bash scripts/gpu/run.sh [tests] [kernels] [overhead] [e2e] [e2e256]   (default: all)
 set -uo pipefail
 root=$(pwd)
 OUT=${OUT:-$root/gpu-out}; mkdir -p "$OUT"
@@ -10,13 +10,17 @@ export PYTHON=${PYTHON:-python3}  # the image's python3 has numpy
 export OPENBLAS_NUM_THREADS=1 STARPU_SILENT=1
 bin=$root/.carry/bin
 export FNN_TOOL=$bin/fnn-tool
+# Tests that name built files by their build path (fake NVML, fnn-tool) find them there.
+if built=$(cat "$root/.carry/build_dir" 2>/dev/null) && [[ ! -e $built ]]; then
+  mkdir -p "$built" && ln -s "$root/.carry/bin" "$built/bin" && ln -s "$root/.carry/lib" "$built/lib"
+fi
 # StarPU looks for its installed sampling models where it was built; give it that folder.
 sampling=$(grep -aom1 '/[[:alnum:]/._-]*/share/starpu/perfmodels/sampling' "$root/.carry/lib/libstarpu-1.4.so.9")
 [[ -n $sampling ]] && mkdir -p "$sampling"
 # One CPU worker per logical CPU: StarPU otherwise takes one per core.
 tpc=$(lscpu | awk -F: '/Thread\(s\) per core/{gsub(/ /,"",$2); print $2}')
 export STARPU_NTHREADS_PER_CORE=${STARPU_NTHREADS_PER_CORE:-${tpc:-1}}
-parts=${*:-tests kernels e2e}
+parts=${*:-tests kernels overhead e2e e2e256}
 status=0
 { nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv; lscpu | grep -E "Model name|^CPU\(s\)|Thread|Core|Socket"; } >"$OUT/machine.txt" 2>&1
 cat "$OUT/machine.txt"
@@ -25,6 +29,8 @@ if [[ $parts == *tests* ]]; then
     echo "== $(basename "$t")"
     "$t" --gtest_brief=1 >"$OUT/$(basename "$t").log" 2>&1 && echo "   passed" || { echo "   FAILED"; tail -30 "$OUT/$(basename "$t").log"; status=1; }
   done
+  bash tests/sched_policies.sh "$bin/sched_invariants" "$root/.carry/lib/libfnndtps.so" >"$OUT/sched_policies.log" 2>&1 \
+    && echo "== sched_policies passed" || { echo "== sched_policies FAILED"; cat "$OUT/sched_policies.log"; status=1; }
   STARPU_NCUDA=1 bash tests/cli_lwt2d.sh "$bin/lwt2d" >"$OUT/cli.log" 2>&1 && echo "== cli passed" || { echo "== cli FAILED"; cat "$OUT/cli.log"; status=1; }
 fi
 if [[ $parts == *kernels* ]]; then
@@ -32,8 +38,16 @@ if [[ $parts == *kernels* ]]; then
   "$bin/bench_lwt_cuda" --size 16384 --levels 4 --units 1 --reps 10 2>&1 | tee "$OUT/bench_kernels.txt"
   "$bin/bench_lwt_cuda" --size 16384 --levels 4 --units 16 --reps 10 2>&1 | grep RESULT | tee -a "$OUT/bench_kernels.txt"
 fi
-if [[ $parts == *e2e* ]]; then
+if [[ $parts == *overhead* ]]; then
+  echo "== per-task overhead"
+  bash bench/overhead.sh "$bin/bench_overhead" "$root/.carry/lib/libfnndtps.so" 20000 7 2>&1 | tee "$OUT/overhead.txt"
+fi
+if [[ " $parts " == *" e2e "* ]]; then
   echo "== end to end, host to host"
-  bash bench/lwt_e2e.sh "$bin/lwt2d" --size 16384 --levels 4 --reps 5 --warmup 2 --csv "$OUT/lwt_e2e.csv" 2>&1 | tee "$OUT/lwt_e2e.txt"
+  bash bench/lwt_e2e.sh "$bin/lwt2d" --size 16384 --levels 4 --reps 5 --warmup 3 --csv "$OUT/lwt_e2e.csv" 2>"$OUT/lwt_e2e.err" | tee "$OUT/lwt_e2e.txt"
+fi
+if [[ $parts == *e2e256* ]]; then
+  echo "== end to end, host to host, 256 units"
+  bash bench/lwt_e2e.sh "$bin/lwt2d" --size 16384 --levels 4 --units 256 --reps 5 --warmup 3 --csv "$OUT/lwt_e2e_256.csv" 2>"$OUT/lwt_e2e_256.err" | tee "$OUT/lwt_e2e_256.txt"
 fi
 exit $status
