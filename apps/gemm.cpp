@@ -1,0 +1,303 @@
+// gemm: tiled matrix multiplication C = A B under StarPU (DESIGN §7; seed 001's workload).
+//   gemm [--precision s|d] [--size N | --m M --n N --k K] [--tile B] [--iter I] [--check]
+// Prints one line per iteration (milliseconds, GFLOP/s), the work each worker did, and a
+// RESULT line for scripts. The scheduler and workers come from StarPU's environment
+// (STARPU_SCHED, STARPU_NCPU, STARPU_NCUDA, ...); our policies work without STARPU_SCHED_LIB.
+#include <cblas.h>
+#include <starpu.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include "apps/starpu_session.hpp"
+#include "codelets/gemm.hpp"
+
+namespace {
+
+using apps::UsageError;
+
+const char* const kUsage =
+    "usage: gemm [--precision s|d] [--size N | --m M --n N --k K] [--tile B] [--iter I] [--check]\n"
+    "  C (m x n) = A (m x k) B (k x n), column-major, in B x B tiles (the last tile row and column\n"
+    "  hold the remainder), one StarPU task per tile product. Defaults: s, 2048, tile 256, 5 iterations.\n"
+    "  Each iteration starts with A and B in host memory and ends with C there. The first iteration\n"
+    "  calibrates StarPU's performance models and is left out of the median and the worker counts\n"
+    "  (unless it is the only one). --check compares C with a plain reference product in double:\n"
+    "  max|C - C_ref| / max|C_ref|, tolerance 1e-5 (s) or 1e-12 (d); exit status 1 beyond it.\n"
+    "Workers and policy come from StarPU's environment (STARPU_SCHED, STARPU_NCPU, STARPU_NCUDA);\n"
+    "STARPU_PROFILING=1 adds each worker's busy time. OpenBLAS runs one thread per CPU worker.\n";
+
+struct Options {
+  bool single = true;
+  int m = 2048, n = 2048, k = 2048, tile = 256, iter = 5;
+  bool check = false;
+};
+
+// The most tile tasks one product may submit: StarPU keeps every submitted task in memory.
+constexpr long long kMaxTasks = 1LL << 22;
+
+int parse_positive(const std::string& flag, const std::string& v) {
+  char* end = nullptr;
+  errno = 0;
+  const long long x = std::strtoll(v.c_str(), &end, 10);
+  if (v.empty() || *end != '\0' || errno == ERANGE)
+    throw UsageError(flag + " needs a positive integer, got '" + v + "'");
+  if (x < 1) throw UsageError(flag + " must be at least 1, got " + v);
+  if (x > INT_MAX) throw UsageError(flag + " must be at most " + std::to_string(INT_MAX) + ", got " + v);
+  return int(x);
+}
+
+double physical_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? double(pages) * double(page) : 0.0;
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  bool size = false, mnk[3] = {false, false, false};
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw UsageError(flag + " needs a value");
+      return argv[++i];
+    };
+    if (flag == "--precision") {
+      const std::string p = value();
+      if (p != "s" && p != "d") throw UsageError("unknown precision '" + p + "': use s (float) or d (double)");
+      o.single = p == "s";
+    } else if (flag == "--size") {
+      o.m = o.n = o.k = parse_positive(flag, value());
+      size = true;
+    } else if (flag == "--m") {
+      o.m = parse_positive(flag, value());
+      mnk[0] = true;
+    } else if (flag == "--n") {
+      o.n = parse_positive(flag, value());
+      mnk[1] = true;
+    } else if (flag == "--k") {
+      o.k = parse_positive(flag, value());
+      mnk[2] = true;
+    } else if (flag == "--tile") {
+      o.tile = parse_positive(flag, value());
+    } else if (flag == "--iter") {
+      o.iter = parse_positive(flag, value());
+    } else if (flag == "--check") {
+      o.check = true;
+    } else {
+      throw UsageError("unknown option '" + flag + "' (see --help)");
+    }
+  }
+  const bool any = mnk[0] || mnk[1] || mnk[2];
+  if (size && any) throw UsageError("--size and --m/--n/--k exclude each other; give one or the other");
+  if (any && !(mnk[0] && mnk[1] && mnk[2])) throw UsageError("--m, --n and --k go together; give all three");
+  // Host memory: A, B and C, plus C_ref in double for --check. In double arithmetic: m n e
+  // can exceed 64 bits.
+  const double e = o.single ? 4 : 8;
+  const double m = o.m, n = o.n, k = o.k;
+  const double need = (m * k + k * n + m * n) * e + (o.check ? m * n * 8 : 0);
+  const double have = physical_memory_bytes();
+  if (have > 0 && need > 0.9 * have) {
+    char msg[200];
+    std::snprintf(msg, sizeof msg, "%d x %d x %d needs %.1f GiB of host memory but this machine has %.1f GiB; "
+                  "use smaller sizes", o.m, o.n, o.k, need / 1073741824.0, have / 1073741824.0);
+    throw UsageError(msg);
+  }
+  const long long tasks = gemm::task_count(o.m, o.n, o.k, o.tile);
+  if (tasks > kMaxTasks)
+    throw UsageError("--tile " + std::to_string(o.tile) + " gives " + std::to_string(tasks) + " tile tasks (at most " +
+                     std::to_string(kMaxTasks) + "); use a larger --tile");
+  return o;
+}
+
+// Page-aligned host memory (pinned for fast, asynchronous transfers while CUDA workers exist).
+template <typename T>
+struct HostMatrix {
+  struct Free {
+    void operator()(T* p) const { std::free(p); }
+  };
+  std::unique_ptr<T, Free> p;
+  std::size_t count = 0, bytes = 0;
+  bool pinned = false;
+  HostMatrix(int rows, int cols) : count(std::size_t(rows) * std::size_t(cols)) {
+    bytes = (count * sizeof(T) + 4095) / 4096 * 4096;
+    p.reset(static_cast<T*>(std::aligned_alloc(4096, bytes)));
+    if (!p) throw std::runtime_error("out of host memory for a " + std::to_string(rows) + " x " + std::to_string(cols) +
+                                     " matrix");
+  }
+  T* get() const { return p.get(); }
+};
+
+// Runs f(begin, end) on [0, n) split over the machine's hardware threads.
+template <typename F>
+void parallel_for(std::size_t n, F f) {
+  const std::size_t threads = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t chunk = (n + threads - 1) / threads;
+  std::vector<std::thread> pool;
+  for (std::size_t b = 0; b < n; b += chunk) pool.emplace_back(f, b, std::min(n, b + chunk));
+  for (std::thread& t : pool) t.join();
+}
+
+// Deterministic values uniform in [-1, 1): splitmix64 of (stream, index), so every element is
+// the same whatever the threads.
+template <typename T>
+void fill(T* p, std::size_t n, std::uint64_t stream) {
+  parallel_for(n, [=](std::size_t b, std::size_t e) {
+    for (std::size_t i = b; i < e; ++i) {
+      std::uint64_t z = (stream << 48) + i + 0x9e3779b97f4a7c15ULL;
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+      z ^= z >> 31;
+      p[i] = T(double(z >> 11) * 0x1.0p-52 - 1.0);
+    }
+  });
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+struct Totals {
+  std::string name;
+  unsigned long tasks = 0, c_tiles = 0;
+  double gflop = 0, busy_ms = 0;
+  bool busy = false;
+};
+
+template <typename T>
+int run(const Options& o) {
+  const int m = o.m, n = o.n, k = o.k;
+  // One BLAS thread per StarPU CPU worker (DESIGN §3): else every worker's OpenBLAS spawns a
+  // thread per core and they fight over the cores.
+  openblas_set_num_threads(1);
+  HostMatrix<T> a(m, k), b(k, n), c(m, n);
+  const double flops = 2.0 * double(m) * double(n) * double(k);
+  std::vector<double> times;
+  std::vector<Totals> totals;
+  {
+    apps::StarpuSession session;
+    fill(a.get(), a.count, 1);
+    fill(b.get(), b.count, 2);
+    std::memset(c.get(), 0, c.bytes);  // touch C's pages before the timing
+    if (session.cuda_workers() > 0) {
+      bool ok = true;
+      for (auto* hm : {&a, &b, &c}) {
+        hm->pinned = starpu_memory_pin(hm->get(), hm->bytes) == 0;
+        ok = ok && hm->pinned;
+      }
+      if (!ok) std::fprintf(stderr, "gemm: could not pin host memory; transfers will be slower\n");
+    }
+    starpu_cublas_init();
+
+    const int mt = gemm::tile_count(m, o.tile), nt = gemm::tile_count(n, o.tile), kt = gemm::tile_count(k, o.tile);
+    std::printf("gemm: %s C(%d x %d) = A(%d x %d) B(%d x %d), column-major, tile %d: %d x %d x %d tiles, "
+                "%lld tasks, edge tiles %d x %d x %d; policy %s, %u CPU + %u CUDA workers\n",
+                o.single ? "sgemm" : "dgemm", m, n, m, k, k, n, o.tile, mt, nt, kt, gemm::task_count(m, n, k, o.tile),
+                gemm::tile_extent(m, o.tile, mt - 1), gemm::tile_extent(n, o.tile, nt - 1),
+                gemm::tile_extent(k, o.tile, kt - 1), session.policy().c_str(), session.cpu_workers(),
+                session.cuda_workers());
+    const gemm::Matrix<const T> ma{a.get(), m, k, m}, mb{b.get(), k, n, k};
+    const gemm::Matrix<T> mc{c.get(), m, n, m};
+    std::vector<gemm::WorkerStats> stats;
+    for (int it = 0; it < o.iter; ++it) {
+      const auto t0 = std::chrono::steady_clock::now();
+      gemm::multiply(ma, mb, mc, o.tile, false, &stats);
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const bool timed = it > 0 || o.iter == 1;
+      std::printf("iter %d: %.3f ms, %.2f GFLOP/s%s\n", it, s * 1e3, flops / s * 1e-9,
+                  timed ? "" : " (calibration)");
+      std::fflush(stdout);
+      if (!timed) continue;
+      times.push_back(s);
+      totals.resize(stats.size());
+      for (std::size_t w = 0; w < stats.size(); ++w) {
+        Totals& t = totals[w];
+        t.name = stats[w].name;
+        t.tasks += stats[w].tasks;
+        t.c_tiles += stats[w].c_tiles;
+        t.gflop += stats[w].gflop;
+        t.busy = stats[w].busy_ms >= 0;
+        t.busy_ms += std::max(0.0, stats[w].busy_ms);
+      }
+    }
+    const int timed = int(times.size());
+    const std::string which = o.iter == 1   ? "iteration 0"
+                              : timed == 1 ? "iteration 1"
+                                           : "iterations 1-" + std::to_string(o.iter - 1);
+    std::printf("per worker, %s: tile products, C tiles written, share of the flops%s\n", which.c_str(),
+                totals.empty() || !totals[0].busy ? "" : ", busy time");
+    double all = 0;
+    for (const Totals& t : totals) all += t.gflop;
+    for (const Totals& t : totals) {
+      std::printf("    %-28s %8lu tiles %7lu C tiles %6.1f%%", t.name.c_str(), t.tasks, t.c_tiles,
+                  all > 0 ? 100.0 * t.gflop / all : 0.0);
+      if (t.busy) std::printf(" %10.1f ms busy", t.busy_ms);
+      std::printf("\n");
+    }
+    const double med = median(times);
+    std::printf("RESULT gemm precision=%s m=%d n=%d k=%d tile=%d policy=%s cpu=%u cuda=%u median_ms=%.3f "
+                "gflops=%.2f iters=%d\n",
+                o.single ? "s" : "d", m, n, k, o.tile, session.policy().c_str(), session.cpu_workers(),
+                session.cuda_workers(), med * 1e3, flops / med * 1e-9, timed);
+    std::fflush(stdout);
+
+    starpu_cublas_shutdown();
+    for (auto* hm : {&a, &b, &c})
+      if (hm->pinned) starpu_memory_unpin(hm->get(), hm->bytes);
+  }  // StarPU shuts down: the reference gets every core
+
+  if (!o.check) return 0;
+  std::fprintf(stderr, "gemm: reference product in double...\n");
+  std::vector<double> ref(std::size_t(m) * std::size_t(n));
+  parallel_for(std::size_t(n), [&](std::size_t j0, std::size_t j1) {
+    gemm::ref::tile(m, int(j1 - j0), k, a.get(), m, b.get() + j0 * std::size_t(k), k, 0.0,
+                    ref.data() + j0 * std::size_t(m), m);
+  });
+  double diff = 0, scale = 0;
+  const T* cp = c.get();
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    const double d = std::fabs(double(cp[i]) - ref[i]);
+    diff = std::isnan(d) || d > diff ? d : diff;  // a NaN is an error, not skipped
+    scale = std::max(scale, std::fabs(ref[i]));
+  }
+  const double err = scale > 0 ? diff / scale : diff;
+  const double tol = std::is_same_v<T, float> ? 1e-5 : 1e-12;
+  const bool ok = err <= tol;
+  std::printf("check: max relative error %.3g (max|C - C_ref| / max|C_ref|, reference in double; tolerance %g) %s\n",
+              err, tol, ok ? "ok" : "FAILED");
+  return ok ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+  try {
+    const Options o = parse(argc, argv);
+    return o.single ? run<float>(o) : run<double>(o);
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "gemm: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gemm: %s\n", e.what());
+    return 1;
+  }
+}
