@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -44,7 +45,11 @@ enum class Source { Even, Boyer, Fnn, Dtps, FnnDtps };
 // What the policy knows about one codelet (one job kind): per-worker speed and its model.
 struct CodeletState {
   std::string name;
-  std::vector<double> sec_per_byte;  // EWMA of T/D per worker; 0 = not measured yet
+  // EWMA of T/D per worker (0 = not measured yet): written by that worker alone after its
+  // tasks, read by others under the lock.
+  std::unique_ptr<std::atomic<double>[]> sec_per_byte;
+  std::atomic<bool> shares_stale{true};
+  std::atomic<unsigned long long> batch_bytes{0};
   std::vector<fnn::Sample> samples;  // CP targets are D/T normalised by max_rate at training
   std::vector<double> sample_rate;   // the raw D/T of each sample
   double max_rate = 0;
@@ -53,7 +58,16 @@ struct CodeletState {
   std::size_t trained_upto = 0;  // samples already used to train
   std::vector<double> shares;    // the last computed target shares, and when
   double shares_us = -1;
+  int index = 0;                 // in Policy::codelets
 };
+
+// An FNN sample a worker recorded, merged into its codelet's samples under the lock.
+struct PendingSample {
+  CodeletState* codelet;
+  fnn::Features x;
+  double rate;
+};
+constexpr std::size_t kMergeEvery = 64;
 
 // Shares are re-predicted at most this often (and at every batch start and re-balancing):
 // live features change slowly next to per-task costs of a few microseconds.
@@ -72,11 +86,14 @@ struct WorkerSlot {
   double features_us = -1;   // when they were sampled
   unsigned tasks = 0, units = 0;
   double busy_us = 0, bytes = 0;
+  // This batch, written by the worker's own thread: its last task end and bytes done.
+  double last_end_us = 0, batch_bytes = 0;
+  std::vector<PendingSample> pending;
 };
 
 constexpr std::size_t kMaxSamples = 600;
 constexpr std::size_t kTrainEvery = 32;
-constexpr double kEwma = 0.3;  // weight of a new timing in T^unit
+constexpr double kEwma = 0.1;  // weight of a new timing in T^unit (smooths timer and wake-up noise)
 
 struct Policy {
   Source source;
@@ -86,20 +103,21 @@ struct Policy {
   std::vector<WorkerSlot> workers;
   std::array<int, STARPU_NMAXWORKERS> index_of{};
   Balancer balancer;
-  std::unordered_map<const starpu_codelet*, int> slot_of;
-  std::vector<CodeletState> codelets;
+  std::unordered_map<const starpu_codelet*, CodeletState*> slot_of;
+  std::vector<std::unique_ptr<CodeletState>> codelets;  // stable addresses
   std::unique_ptr<Probe> probe;
   DtpsStore dtps;
   bool dtps_loaded = false;
-  std::vector<char> waiting;  // workers that found nothing at their last pop
+  // Queue lengths and "found nothing at its last pop", readable without the lock so that
+  // idle workers do not contend for it (eager's fast path); written under the lock.
+  std::unique_ptr<std::atomic<int>[]> queued;
+  std::atomic<long> queued_total{0};
+  std::unique_ptr<std::atomic<bool>[]> waiting;
 
   // Batch state: from the first push after all workers went idle to the next such moment.
-  long in_flight = 0;
+  std::atomic<long> in_flight{0};
   bool in_batch = false;
   double batch_start_us = 0;
-  std::array<double, 2> class_end_us{};  // CPU, GPU
-  std::array<double, 2> class_bytes{};
-  std::unordered_map<int, double> batch_codelet_bytes;
   int batches = 0;
   long moved_tasks = 0;
   double shares_reset_us = -1e300;
@@ -121,14 +139,17 @@ std::string model_path(const Policy& p, const std::string& codelet) {
   return p.cfg.model_dir + "/" + safe + ".fnn";
 }
 
-// The codelet's slot, created (and its saved model loaded) on first sight. Under the lock.
-int codelet_slot(Policy& p, starpu_task* task) {
+// The codelet's state, created (and its saved model loaded) on first sight. Under the lock.
+CodeletState& codelet_state(Policy& p, starpu_task* task) {
   const auto it = p.slot_of.find(task->cl);
-  if (it != p.slot_of.end()) return it->second;
-  CodeletState c;
+  if (it != p.slot_of.end()) return *it->second;
+  p.codelets.push_back(std::make_unique<CodeletState>());
+  CodeletState& c = *p.codelets.back();
+  c.index = int(p.codelets.size()) - 1;
   const char* name = starpu_task_get_name(task);
   c.name = name ? name : (task->cl && task->cl->name ? task->cl->name : "unnamed");
-  c.sec_per_byte.assign(p.workers.size(), 0.0);
+  c.sec_per_byte = std::make_unique<std::atomic<double>[]>(p.workers.size());
+  for (std::size_t w = 0; w < p.workers.size(); ++w) c.sec_per_byte[w] = 0.0;
   if (p.source == Source::Fnn || p.source == Source::FnnDtps) {
     try {
       c.model = std::make_unique<fnn::Model>(fnn::load_model(model_path(p, c.name)));
@@ -143,10 +164,8 @@ int codelet_slot(Policy& p, starpu_task* task) {
       c.model = std::make_unique<fnn::Model>(fnn::Model::random(std::size_t(p.cfg.hidden), 1));
     }
   }
-  p.codelets.push_back(std::move(c));
-  const int slot = int(p.codelets.size()) - 1;
-  p.slot_of[task->cl] = slot;
-  return slot;
+  p.slot_of[task->cl] = &c;
+  return c;
 }
 
 // A task's data unit: the largest handle it writes (or reads, when it writes none), and the
@@ -201,8 +220,9 @@ std::vector<double> boyer_shares(const Policy& p, const CodeletState& c) {
   // has run a unit, equal shares give each one its first, timed unit.
   std::vector<double> s(p.workers.size(), 1.0);
   for (std::size_t w = 0; w < s.size(); ++w) {
-    if (c.sec_per_byte[w] <= 0) return std::vector<double>(s.size(), 1.0);
-    s[w] = 1.0 / c.sec_per_byte[w];
+    const double spb = c.sec_per_byte[w].load(std::memory_order_relaxed);
+    if (spb <= 0) return std::vector<double>(s.size(), 1.0);
+    s[w] = 1.0 / spb;
   }
   return s;
 }
@@ -255,9 +275,8 @@ std::vector<double> compute_shares(Policy& p, CodeletState& c) {
   return std::vector<double>(n, 1.0);
 }
 
-const std::vector<double>& shares_for(Policy& p, int slot, double now) {
-  CodeletState& c = p.codelets[std::size_t(slot)];
-  if (c.shares_us < 0 || now - c.shares_us > kSharesTtlUs) {
+const std::vector<double>& shares_for(Policy& p, CodeletState& c, double now) {
+  if (c.shares_stale.exchange(false) || now - c.shares_us > kSharesTtlUs) {
     c.shares = compute_shares(p, c);
     c.shares_us = now;
   }
@@ -265,12 +284,30 @@ const std::vector<double>& shares_for(Policy& p, int slot, double now) {
 }
 
 void invalidate_shares(Policy& p) {
-  for (CodeletState& c : p.codelets) c.shares_us = -1;
+  for (auto& c : p.codelets) c->shares_stale = true;
 }
 
 // --------------------------------------------------------------- batches
+// Moves the samples workers recorded into their codelets. Under the lock.
+void merge_samples(WorkerSlot& s) {
+  for (const PendingSample& x : s.pending) {
+    CodeletState& c = *x.codelet;
+    c.max_rate = std::max(c.max_rate, x.rate);
+    if (c.samples.size() >= 2 * kMaxSamples) {  // keep the newest kMaxSamples, amortised
+      const auto drop = std::ptrdiff_t(c.samples.size() - kMaxSamples);
+      c.samples.erase(c.samples.begin(), c.samples.begin() + drop);
+      c.sample_rate.erase(c.sample_rate.begin(), c.sample_rate.begin() + drop);
+      c.trained_upto = c.trained_upto > std::size_t(drop) ? c.trained_upto - std::size_t(drop) : 0;
+    }
+    c.samples.push_back(fnn::Sample{x.x, 0.0});
+    c.sample_rate.push_back(x.rate);
+  }
+  s.pending.clear();
+}
+
 void train_models(Policy& p) {
-  for (CodeletState& c : p.codelets) {
+  for (auto& cp : p.codelets) {
+    CodeletState& c = *cp;
     // Training waits for a few dozen new samples: batches can be short (StarPU idles
     // between an application's submissions), and each costs at most microseconds.
     if (!c.model || c.samples.size() < c.trained_upto + kTrainEvery || c.max_rate <= 0) continue;
@@ -295,19 +332,24 @@ void train_models(Policy& p) {
 // the CPU/GPU split of the batch's dominant codelet for the next batch of the same kind.
 void dtps_feedback(Policy& p) {
   if (p.source != Source::Dtps && p.source != Source::FnnDtps) return;
-  int dominant = -1;
-  double most = 0;
-  for (const auto& [slot, bytes] : p.batch_codelet_bytes)
-    if (bytes > most) {
-      most = bytes;
-      dominant = slot;
+  const CodeletState* dominant = nullptr;
+  unsigned long long most = 0;
+  for (const auto& c : p.codelets)
+    if (c->batch_bytes > most) {
+      most = c->batch_bytes;
+      dominant = c.get();
     }
-  if (dominant < 0) return;
-  const std::string& kind = p.codelets[std::size_t(dominant)].name;
+  if (!dominant) return;
+  const std::string& kind = dominant->name;
   DtpsController& ctl = p.dtps.controller(kind);
-  const double t_cpu = p.class_end_us[0] - p.batch_start_us, t_gpu = p.class_end_us[1] - p.batch_start_us;
-  const double total = p.class_bytes[0] + p.class_bytes[1];
-  const double realised = total > 0 ? p.class_bytes[0] / total : ctl.alpha();
+  double end[2] = {p.batch_start_us, p.batch_start_us}, bytes[2] = {0, 0};
+  for (const WorkerSlot& s : p.workers) {
+    end[s.cuda] = std::max(end[s.cuda], s.last_end_us);
+    bytes[s.cuda] += s.batch_bytes;
+  }
+  const double t_cpu = end[0] - p.batch_start_us, t_gpu = end[1] - p.batch_start_us;
+  const double total = bytes[0] + bytes[1];
+  const double realised = total > 0 ? bytes[0] / total : ctl.alpha();
   const DtpsUpdate u = ctl.end_batch(t_cpu, t_gpu, realised);
   if (u.kind == DtpsCase::Balanced) {
     // Re-balancing already evened the finish times: keep the split the batch ran.
@@ -321,9 +363,11 @@ void dtps_feedback(Policy& p) {
                  u.alpha_before, ctl.alpha());
 }
 
+// All workers are idle: nothing writes their slots until the next push.
 void end_batch(Policy& p) {
   p.in_batch = false;
   ++p.batches;
+  for (WorkerSlot& s : p.workers) merge_samples(s);
   dtps_feedback(p);
   train_models(p);
 }
@@ -331,9 +375,11 @@ void end_batch(Policy& p) {
 void start_batch(Policy& p) {
   p.in_batch = true;
   p.batch_start_us = now_us();
-  p.class_end_us = {p.batch_start_us, p.batch_start_us};
-  p.class_bytes = {0, 0};
-  p.batch_codelet_bytes.clear();
+  for (WorkerSlot& s : p.workers) {
+    s.last_end_us = p.batch_start_us;
+    s.batch_bytes = 0;
+  }
+  for (auto& c : p.codelets) c->batch_bytes = 0;
   p.balancer.start_batch();
   if (p.batch_start_us - p.shares_reset_us > kSharesTtlUs) {  // re-predict for the new batch
     invalidate_shares(p);
@@ -350,7 +396,12 @@ void init(unsigned ctx, Source source) {
     p->rebalance = p->cfg.rebalance >= 0 ? p->cfg.rebalance == 1
                                          : source == Source::Fnn || source == Source::FnnDtps;
     if (starpu_pthread_mutex_init(&p->mutex, nullptr) != 0) throw std::runtime_error("cannot create the policy mutex");
-    p->waiting.assign(n, 0);
+    p->queued = std::make_unique<std::atomic<int>[]>(n);
+    p->waiting = std::make_unique<std::atomic<bool>[]>(n);
+    for (unsigned w = 0; w < n; ++w) {
+      p->queued[w] = 0;
+      p->waiting[w] = false;
+    }
     std::vector<WorkerSpec> specs;
     for (unsigned w = 0; w < n; ++w) {
       WorkerSlot s;
@@ -425,8 +476,8 @@ void deinit(unsigned ctx) {
     if (p->cfg.save) {
       std::error_code ec;
       std::filesystem::create_directories(p->cfg.model_dir, ec);
-      for (const CodeletState& c : p->codelets)
-        if (c.model && c.trained) {
+      for (const auto& cp : p->codelets)
+        if (const CodeletState& c = *cp; c.model && c.trained) {
           try {
             fnn::save_model(*c.model, model_path(*p, c.name));
             p->log.push_back("model " + c.name + ": saved to " + model_path(*p, c.name));
@@ -459,7 +510,8 @@ int push(starpu_task* task) {
     STARPU_PTHREAD_MUTEX_LOCK(&p->mutex);
     starpu_worker_relax_off();
     if (!p->in_batch) start_batch(*p);
-    const int slot = codelet_slot(*p, task);
+    CodeletState& c = codelet_state(*p, task);
+    task->sched_data = &c;  // for post_exec, which runs without the lock
     const UnitChoice u = unit_of(*p, task);
     const std::size_t n = p->workers.size();
     std::vector<char> eligible(n);
@@ -468,7 +520,7 @@ int push(starpu_task* task) {
       chosen = u.owner;  // the unit's data is there
       if (p->balancer.owner(u.unit) != chosen) p->balancer.assign(u.unit, chosen, u.bytes);
     } else {
-      p->balancer.set_shares(shares_for(*p, slot, now_us()));
+      p->balancer.set_shares(shares_for(*p, c, now_us()));
       chosen = p->balancer.place(u.unit, u.bytes, eligible);
       if (chosen >= 0) ++p->workers[std::size_t(chosen)].units;
     }
@@ -479,16 +531,18 @@ int push(starpu_task* task) {
     // Start moving the task's data now, as StarPU's dm* policies do, so transfers overlap
     // the work queued before it.
     if (starpu_get_prefetch_flag()) starpu_prefetch_task_input_for(task, p->workers[std::size_t(chosen)].id);
-    p->balancer.push(chosen, Queued{task, u.unit, u.bytes, slot});
+    p->balancer.push(chosen, Queued{task, u.unit, u.bytes, c.index});
+    p->queued[chosen].fetch_add(1, std::memory_order_relaxed);
+    p->queued_total.fetch_add(1, std::memory_order_relaxed);
     ++p->in_flight;
     starpu_push_task_end(task);
-    p->waiting[std::size_t(chosen)] = 0;
+    p->waiting[chosen] = false;
     // Another idle worker may take over queued units (eq. 8): wake one.
     if (p->rebalance && p->balancer.queued(chosen) > 1)
       for (std::size_t w = 0; w < n; ++w)
         if (p->waiting[w] && int(w) != chosen && eligible[w]) {
           thief = int(w);
-          p->waiting[w] = 0;
+          p->waiting[w] = false;
           break;
         }
     STARPU_PTHREAD_MUTEX_UNLOCK(&p->mutex);
@@ -504,6 +558,13 @@ starpu_task* pop(unsigned ctx) {
   Policy* p = policy_of(ctx);
   const int w = starpu_worker_get_id_check();
   starpu_task* task = nullptr;
+  // Nothing queued here and nothing to take: return without the lock (a push wakes us).
+  // Reading the counters unlocked races only with a push that will wake this worker.
+  if (p->queued[w].load(std::memory_order_relaxed) == 0 &&
+      (!p->rebalance || p->queued_total.load(std::memory_order_relaxed) == 0)) {
+    p->waiting[w] = true;
+    return nullptr;
+  }
   try {
     starpu_worker_relax_on();
     STARPU_PTHREAD_MUTEX_LOCK(&p->mutex);
@@ -513,20 +574,29 @@ starpu_task* pop(unsigned ctx) {
       // seed 000 eq. 8 and steps 1-7 of §3.2: the idle worker takes whole queued units
       // from the worker with the largest remaining time T^r = T^unit x units left.
       auto cost = [&](int worker, const Queued& x) {
-        const CodeletState& c = p->codelets[std::size_t(x.codelet)];
-        double spb = c.sec_per_byte[std::size_t(worker)];
+        const CodeletState& c = *p->codelets[std::size_t(x.codelet)];
+        double spb = c.sec_per_byte[std::size_t(worker)].load(std::memory_order_relaxed);
         if (spb <= 0) {  // not measured on this worker yet: assume the slowest known
-          for (double v : c.sec_per_byte) spb = std::max(spb, v);
+          for (std::size_t i = 0; i < p->workers.size(); ++i)
+            spb = std::max(spb, c.sec_per_byte[i].load(std::memory_order_relaxed));
         }
         return spb > 0 ? spb * x.bytes : x.bytes;
       };
       const std::size_t moved =
           p->balancer.rebalance(w, cost, p->cfg.threshold, [&](void* t) { return can_run(*p, w, static_cast<starpu_task*>(t)); });
       p->moved_tasks += long(moved);
-      if (moved > 0) p->balancer.pop(w, &q);
+      if (moved > 0) {
+        for (std::size_t i = 0; i < p->workers.size(); ++i)
+          p->queued[i].store(int(p->balancer.queued(int(i))), std::memory_order_relaxed);
+        p->balancer.pop(w, &q);
+      }
     }
     task = static_cast<starpu_task*>(q.task);
-    p->waiting[std::size_t(w)] = task == nullptr;
+    if (task) {
+      p->queued[w].store(int(p->balancer.queued(w)), std::memory_order_relaxed);
+      p->queued_total.fetch_sub(1, std::memory_order_relaxed);
+    }
+    p->waiting[w] = task == nullptr;
     STARPU_PTHREAD_MUTEX_UNLOCK(&p->mutex);
   } catch (const std::exception& e) {
     fail("pop", e);
@@ -562,45 +632,53 @@ void pre_exec(starpu_task* /*task*/, unsigned ctx) {
   s.features_us = s.start_us;
 }
 
+// Bytes of a task's data unit: its largest written handle, or largest handle (as unit_of).
+double unit_bytes(starpu_task* task) {
+  double written = 0, any = 0;
+  const unsigned n = STARPU_TASK_GET_NBUFFERS(task);
+  for (unsigned i = 0; i < n; ++i) {
+    const double size = double(starpu_data_get_size(STARPU_TASK_GET_HANDLE(task, i)));
+    if (STARPU_TASK_GET_MODE(task, i) & STARPU_W) written = std::max(written, size);
+    any = std::max(any, size);
+  }
+  const double b = written > 0 ? written : any;
+  return b > 0 ? b : 1;
+}
+
+// Runs on the worker's thread. Everything here is the worker's own (its slot, its entry of
+// T^unit) except the end of a batch, which takes the lock.
 void post_exec(starpu_task* task, unsigned ctx) {
   Policy* p = policy_of(ctx);
   const int w = starpu_worker_get_id_check();
   const double end = now_us();
   try {
-    starpu_worker_relax_on();
-    STARPU_PTHREAD_MUTEX_LOCK(&p->mutex);
-    starpu_worker_relax_off();
     WorkerSlot& s = p->workers[std::size_t(w)];
-    const double dt = std::max(end - s.start_us, 1e-3);
-    const int slot = codelet_slot(*p, task);
-    const UnitChoice u = unit_of(*p, task);
-    CodeletState& c = p->codelets[std::size_t(slot)];
+    CodeletState& c = *static_cast<CodeletState*>(task->sched_data);
+    const double dt = std::max(end - s.start_us, 1e-3), bytes = unit_bytes(task);
     // T^unit per worker and codelet, as seconds per byte of the unit.
-    const double spb = dt * 1e-6 / u.bytes;
-    double& m = c.sec_per_byte[std::size_t(w)];
-    if (m <= 0) c.shares_us = -1;  // a first measurement: Boyer's shares can now change
-    m = m > 0 ? (1 - kEwma) * m + kEwma * spb : spb;
-    if (c.model) {  // an FNN sample: features at start, target f(D/T) (seed 000 eqs. 5, 21)
-      const double rate = u.bytes / dt;
-      c.max_rate = std::max(c.max_rate, rate);
-      if (c.samples.size() >= 2 * kMaxSamples) {  // keep the newest kMaxSamples, amortised
-        const auto drop = std::ptrdiff_t(c.samples.size() - kMaxSamples);
-        c.samples.erase(c.samples.begin(), c.samples.begin() + drop);
-        c.sample_rate.erase(c.sample_rate.begin(), c.sample_rate.begin() + drop);
-        c.trained_upto = c.trained_upto > std::size_t(drop) ? c.trained_upto - std::size_t(drop) : 0;
-      }
-      c.samples.push_back(fnn::Sample{s.features, 0.0});
-      c.sample_rate.push_back(rate);
-    }
+    const double spb = dt * 1e-6 / bytes;
+    std::atomic<double>& m = c.sec_per_byte[std::size_t(w)];
+    const double old = m.load(std::memory_order_relaxed);
+    if (old <= 0) c.shares_stale = true;  // a first measurement: Boyer's shares can change
+    m.store(old > 0 ? (1 - kEwma) * old + kEwma * spb : spb, std::memory_order_relaxed);
+    if (c.model)  // an FNN sample: features at start, target f(D/T) (seed 000 eqs. 5, 21)
+      s.pending.push_back(PendingSample{&c, s.features, bytes / dt});
     ++s.tasks;
     s.busy_us += dt;
-    s.bytes += u.bytes;
-    const int cls = s.cuda;
-    p->class_end_us[std::size_t(cls)] = std::max(p->class_end_us[std::size_t(cls)], end);
-    p->class_bytes[std::size_t(cls)] += u.bytes;
-    p->batch_codelet_bytes[slot] += u.bytes;
-    if (--p->in_flight == 0 && p->balancer.queued_total() == 0) end_batch(*p);
-    STARPU_PTHREAD_MUTEX_UNLOCK(&p->mutex);
+    s.bytes += bytes;
+    s.last_end_us = end;
+    s.batch_bytes += bytes;
+    c.batch_bytes.fetch_add((unsigned long long)bytes, std::memory_order_relaxed);
+    const bool last = p->in_flight.fetch_sub(1) == 1;
+    if (last || s.pending.size() >= kMergeEvery) {
+      starpu_worker_relax_on();
+      STARPU_PTHREAD_MUTEX_LOCK(&p->mutex);
+      starpu_worker_relax_off();
+      merge_samples(s);
+      // A push may have started more work since: then the batch goes on.
+      if (p->in_batch && p->in_flight == 0 && p->balancer.queued_total() == 0) end_batch(*p);
+      STARPU_PTHREAD_MUTEX_UNLOCK(&p->mutex);
+    }
   } catch (const std::exception& e) {
     fail("post_exec", e);
   }
@@ -622,6 +700,7 @@ starpu_sched_policy make_policy(const char* name, const char* description, void 
   pol.policy_name = name;
   pol.policy_description = description;
   pol.worker_type = STARPU_WORKER_LIST;
+  pol.prefetches = 1;  // push prefetches each task's data itself
   return pol;
 }
 

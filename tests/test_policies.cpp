@@ -1,5 +1,5 @@
 // The policies on emulated heterogeneity (DESIGN §8): 4 CPU workers slowed 1, 1, 2, 4 times.
-// The work is time-based (each unit sleeps 2 ms x its worker's factor) so that 4 workers on
+// The work is time-based (each unit sleeps 5 ms x its worker's factor) so that 4 workers on
 // a 2-core machine keep their emulated speeds. Each batch is 220 independent units.
 #include <gtest/gtest.h>
 #include <starpu.h>
@@ -17,7 +17,7 @@
 namespace {
 
 constexpr int kUnits = 220;
-constexpr double kBase = 0.002;  // seconds of work per unit at factor 1
+constexpr double kBase = 0.005;  // seconds of work per unit at factor 1: long next to wake-up jitter
 const std::vector<double> kFactors = {1, 1, 2, 4};
 
 std::vector<int> ran_on(kUnits, -1);
@@ -138,7 +138,7 @@ TEST(Even, IsMeasurablyWorseThanProportional) {
   const auto even = run("even", 2, "0:1,1:1,2:2,3:4");
   const auto boyer = run("boyer", 2, "0:1,1:1,2:2,3:4");
   for (std::size_t w = 0; w < 4; ++w) EXPECT_NEAR(even.back().units[w], kUnits / 4.0, 1.0);
-  // Equal units leave the 4x-slowed worker 55 units of 8 ms: 440 ms against a 160 ms bound.
+  // Equal units leave the 4x-slowed worker 55 units of 20 ms: 1.1 s against a 0.4 s bound.
   EXPECT_GT(even.back().seconds, 1.5 * boyer.back().seconds);
   EXPECT_GT(even.back().seconds, 1.5 * bound(kFactors));
 }

@@ -8,6 +8,7 @@ OUT=${OUT:-$root/gpu-out}; mkdir -p "$OUT"
 export LD_LIBRARY_PATH=$root/.carry/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PYTHON=${PYTHON:-python3}  # the image's python3 has numpy
 export OPENBLAS_NUM_THREADS=1 STARPU_SILENT=1
+export STARPU_HOME=${STARPU_HOME:-$root/.starpu-home}  # bus calibration and performance models
 bin=$root/.carry/bin
 export FNN_TOOL=$bin/fnn-tool
 # Tests that name built files by their build path (fake NVML, fnn-tool) find them there.
