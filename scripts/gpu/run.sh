@@ -23,16 +23,24 @@ tpc=$(lscpu | awk -F: '/Thread\(s\) per core/{gsub(/ /,"",$2); print $2}')
 export STARPU_NTHREADS_PER_CORE=${STARPU_NTHREADS_PER_CORE:-${tpc:-1}}
 parts=${*:-tests kernels overhead e2e e2e256}
 status=0
-{ nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv; lscpu | grep -E "Model name|^CPU\(s\)|Thread|Core|Socket"; } >"$OUT/machine.txt" 2>&1
-cat "$OUT/machine.txt"
+# At most 8 files come back from the device: the run's own log (machine, progress) goes to
+# stdout; tests share tests.log; each benchmark writes its table and CSV.
+nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv
+lscpu | grep -E "Model name|^CPU\(s\)|Thread|Core|Socket"
 if [[ $parts == *tests* ]]; then
   for t in "$bin"/test_*; do
     echo "== $(basename "$t")"
-    "$t" --gtest_brief=1 >"$OUT/$(basename "$t").log" 2>&1 && echo "   passed" || { echo "   FAILED"; tail -30 "$OUT/$(basename "$t").log"; status=1; }
+    { echo "== $(basename "$t")"; "$t" --gtest_brief=1 2>&1; } >"$OUT/one.log"
+    if grep -q "PASSED" "$OUT/one.log" && ! grep -q "FAILED" "$OUT/one.log"; then echo "   passed: $(grep -m1 PASSED "$OUT/one.log")"
+    else echo "   FAILED"; grep -A3 "Failure\|FAILED" "$OUT/one.log" | head -40; status=1; fi
+    cat "$OUT/one.log" >>"$OUT/tests.log"
   done
-  bash tests/sched_policies.sh "$bin/sched_invariants" "$root/.carry/lib/libfnndtps.so" >"$OUT/sched_policies.log" 2>&1 \
-    && echo "== sched_policies passed" || { echo "== sched_policies FAILED"; cat "$OUT/sched_policies.log"; status=1; }
-  STARPU_NCUDA=1 bash tests/cli_lwt2d.sh "$bin/lwt2d" >"$OUT/cli.log" 2>&1 && echo "== cli passed" || { echo "== cli FAILED"; cat "$OUT/cli.log"; status=1; }
+  rm -f "$OUT/one.log"
+  bash tests/sched_policies.sh "$bin/sched_invariants" "$root/.carry/lib/libfnndtps.so" >"$OUT/one.log" 2>&1 \
+    && echo "== sched_policies passed" || { echo "== sched_policies FAILED"; tail -20 "$OUT/one.log"; status=1; }
+  cat "$OUT/one.log" >>"$OUT/tests.log"
+  STARPU_NCUDA=1 bash tests/cli_lwt2d.sh "$bin/lwt2d" >"$OUT/one.log" 2>&1 && echo "== cli passed" || { echo "== cli FAILED"; cat "$OUT/one.log"; status=1; }
+  cat "$OUT/one.log" >>"$OUT/tests.log"; rm -f "$OUT/one.log"
 fi
 if [[ $parts == *kernels* ]]; then
   echo "== fused CUDA passes, device-resident"
@@ -45,10 +53,10 @@ if [[ $parts == *overhead* ]]; then
 fi
 if [[ " $parts " == *" e2e "* ]]; then
   echo "== end to end, host to host"
-  bash bench/lwt_e2e.sh "$bin/lwt2d" --size 16384 --levels 4 --reps 5 --warmup 3 --csv "$OUT/lwt_e2e.csv" 2>"$OUT/lwt_e2e.err" | tee "$OUT/lwt_e2e.txt"
+  bash bench/lwt_e2e.sh "$bin/lwt2d" --size 16384 --levels 4 --reps 5 --warmup 3 --csv "$OUT/lwt_e2e.csv" | tee "$OUT/lwt_e2e.txt"
 fi
 if [[ $parts == *e2e256* ]]; then
   echo "== end to end, host to host, 256 units"
-  bash bench/lwt_e2e.sh "$bin/lwt2d" --size 16384 --levels 4 --units 256 --reps 5 --warmup 3 --csv "$OUT/lwt_e2e_256.csv" 2>"$OUT/lwt_e2e_256.err" | tee "$OUT/lwt_e2e_256.txt"
+  bash bench/lwt_e2e.sh "$bin/lwt2d" --size 16384 --levels 4 --units 256 --reps 5 --warmup 3 --csv "$OUT/lwt_e2e_256.csv" | tee "$OUT/lwt_e2e_256.txt"
 fi
 exit $status
