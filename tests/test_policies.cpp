@@ -46,10 +46,13 @@ struct BatchResult {
 };
 
 // Runs `batches` batches of kUnits units under `policy`; returns each batch's result.
+// The model directory is fresh unless `keep_dir` names one to reuse (and keep).
 std::vector<BatchResult> run(const std::string& policy, int batches, const std::string& slowdown,
-                             long after_tasks = 0) {
-  const auto dir = std::filesystem::temp_directory_path() / ("fnndtps_test_" + policy + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
+                             long after_tasks = 0, const std::string& keep_dir = "") {
+  const auto dir = keep_dir.empty()
+                       ? std::filesystem::temp_directory_path() / ("fnndtps_test_" + policy + std::to_string(::getpid()))
+                       : std::filesystem::path(keep_dir);
+  if (keep_dir.empty()) std::filesystem::remove_all(dir);
   setenv("FNNDTPS_MODEL_DIR", dir.c_str(), 1);
   setenv("FNNDTPS_SLOWDOWN", slowdown.c_str(), 1);
   setenv("FNNDTPS_SLOWDOWN_AFTER_TASKS", std::to_string(after_tasks).c_str(), 1);
@@ -92,7 +95,7 @@ std::vector<BatchResult> run(const std::string& policy, int batches, const std::
   unsetenv("FNNDTPS_SLOWDOWN");
   unsetenv("FNNDTPS_SLOWDOWN_AFTER_TASKS");
   emu::reload();
-  std::filesystem::remove_all(dir);
+  if (keep_dir.empty()) std::filesystem::remove_all(dir);
   return out;
 }
 
@@ -160,6 +163,26 @@ INSTANTIATE_TEST_SUITE_P(Policies, MidRun, ::testing::Values("fnn", "fnn-dtps"),
   std::replace(n.begin(), n.end(), '-', '_');
   return n;
 });
+
+TEST(Models, RecordedSavedAndLoadedByTheNextRun) {
+  const auto dir = std::filesystem::temp_directory_path() / ("fnndtps_models_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  setenv("FNNDTPS_SUMMARY", "1", 1);
+  ::testing::internal::CaptureStderr();
+  run("fnn-dtps", 2, "0:1,1:1,2:2,3:4", 0, dir.string());
+  const std::string first = ::testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(std::filesystem::exists(dir / "emulated_unit.fnn")) << first;
+  EXPECT_TRUE(std::filesystem::exists(dir / "dtps.txt")) << first;
+  EXPECT_NE(first.find("model emulated_unit: trained on"), std::string::npos) << first;
+  ::testing::internal::CaptureStderr();
+  run("fnn-dtps", 1, "0:1,1:1,2:2,3:4", 0, dir.string());
+  const std::string second = ::testing::internal::GetCapturedStderr();
+  unsetenv("FNNDTPS_SUMMARY");
+  EXPECT_NE(second.find("model emulated_unit: loaded from"), std::string::npos) << second;
+  EXPECT_NE(second.find("dtps: ratios loaded from"), std::string::npos) << second;
+  EXPECT_NE(second.find("emulated slowdown 0:1,1:1,2:2,3:4"), std::string::npos) << second;
+  std::filesystem::remove_all(dir);
+}
 
 }  // namespace
 
