@@ -1,0 +1,1010 @@
+#!/usr/bin/python3
+"""The scheduler comparison (DESIGN §8): the apps under our five policies and StarPU's built-ins,
+over sizes, in stable and perturbed conditions, against the divisible-load bound measured in the
+same run. Prints a table, writes table.txt, results.csv, compare.png and one log per run.
+
+  bench/compare.py [--build DIR] [--apps lwt2d,gemm,starpu-sgemm] [--lwt-sizes 8192,16384]
+                   [--gemm-sizes 16384] [--sgemm-sizes 16384] [--tile 1024] [--levels 4]
+                   [--reps 5] [--warmup 2] [--policies P,...] [--perturb none,gpu50,cpu,emulated]
+                   [--out DIR] [--quick] [--timeout S] ...        (--help lists every option)
+  bench/compare.py --from-csv OUT/results.csv --out DIR     (the table and the PNG again)
+
+Conditions (--perturb):
+  none       stable: nothing else runs.
+  gpuNN      `perturb --gpu DEV`: a busy kernel on every SM, on NN% of every period (gpu = gpu50).
+  cpuNN      `perturb --cpu-cores LIST`: busy threads on those cores, on NN% of every period (cpu = cpu50).
+  emulated   FNNDTPS_SLOWDOWN on a CPU-only machine: worker i's tasks of OUR codelets take
+             factor_i times as long (--emu-factors). Built-in policies run the same codelets, so
+             they see the same slowdown; StarPU's example programs do not, and are skipped.
+The perturbation runs for the whole condition, bound measurements included.
+
+The bound (DESIGN §8): T* = 1 / sum_k (w_k / T_k), T_k the median time of worker class k running
+the whole job alone (dmdas) under the same condition, w_k how many such workers the co-run has.
+  GPU machine: classes gpu-alone (STARPU_NCPU=0) and cpu-alone (STARPU_NCUDA=0, as many CPU
+  workers as the co-run): T* = 1 / (1/T_gpu + 1/T_cpu).
+  CPU-only machine: each worker is a class: one worker alone (STARPU_NCPU=1), pinned to its core
+  under `cpu` conditions, with the worker's slowdown factor under `emulated` (measured, the
+  default), or T_f = f T_1 from one unslowed worker (--bound computed).
+
+Learned models: every (app, condition, policy) gets its own FNNDTPS_MODEL_DIR under OUT/models,
+emptied at the start (--keep-models keeps them): what our policies learn carries across the sizes
+of one condition, never across conditions. StarPU's own performance models stay where StarPU keeps
+them (STARPU_HOME), as for any StarPU program; the warm-up runs calibrate what is missing.
+"""
+import argparse
+import csv
+import os
+import re
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+
+OURS = ["fnn-dtps", "fnn", "dtps", "boyer", "even"]
+BUILTINS = ["eager", "lws", "dmda", "dmdas", "heteroprio"]
+CLASS_POLICY = "dmdas"  # what runs each worker class alone
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def die(msg):
+    """A bad option: one line, exit 2 (as argparse does)."""
+    print(f"compare.py: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+def int_list(text):
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a comma-separated list of integers")
+    if not values or min(values) <= 0:
+        raise argparse.ArgumentTypeError(f"'{text}': give positive integers")
+    return values
+
+
+def float_list(text):
+    try:
+        values = [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a comma-separated list of numbers")
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"'{text}': slowdown factors are >= 1")
+    return values
+
+
+def core_list(text):
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a comma-separated list of cores")
+    if not values or min(values) < 0:
+        raise argparse.ArgumentTypeError(f"'{text}': cores are numbered from 0")
+    return values
+
+
+def name_list(text):
+    return [x.strip() for x in text.split(",") if x.strip()]
+
+
+def fmt(x, spec=".2f"):
+    return "-" if x is None else format(x, spec)
+
+
+# ---------------------------------------------------------------------------------------------
+# The competitors' programs, each behind one signature: command(size) -> argv, and
+# parse(stdout) -> {median_ms, min_ms, max_ms, times_ms, cpu, cuda, throughput}.
+
+@dataclass
+class Measure:
+    status: str = "ok"  # ok | failed | timeout | skipped
+    median_ms: float = None
+    min_ms: float = None
+    max_ms: float = None
+    times_ms: list = field(default_factory=list)
+    cpu: int = None
+    cuda: int = None
+    throughput: float = None
+    note: str = ""
+    log: str = ""
+
+
+def result_fields(text, tag):
+    """key=value pairs of the last line starting with `RESULT <tag>`."""
+    found = None
+    for line in text.splitlines():
+        if line.startswith("RESULT " + tag):
+            found = line
+    if found is None:
+        return None
+    return dict(kv.split("=", 1) for kv in found.split()[2:] if "=" in kv)
+
+
+def to_float(d, key):
+    try:
+        return float(d[key])
+    except (KeyError, ValueError, TypeError):
+        return None
+
+
+def to_int(d, key):
+    v = to_float(d, key)
+    return None if v is None else int(v)
+
+
+def times_field(d):
+    raw = d.get("times_ms", "")
+    try:
+        return [float(x) for x in re.split(r"[,;]", raw) if x]
+    except ValueError:
+        return []
+
+
+class App:
+    name = ""
+    in_process = True           # warm-up and timed runs in one process
+    honours_emulation = True    # runs our codelets, which honour FNNDTPS_SLOWDOWN
+    registers_policies = True   # links our policies (else STARPU_SCHED_LIB loads them)
+
+    def __init__(self, args):
+        self.args = args
+
+    def available(self):
+        return (os.access(self.binary, os.X_OK), f"{self.binary} not built")
+
+    def sizes(self):
+        raise NotImplementedError
+
+    def label(self, size):
+        return str(size)
+
+
+class Lwt2d(App):
+    name = "lwt2d"
+
+    def __init__(self, args):
+        super().__init__(args)
+        self.binary = os.path.join(args.build, "bin", "lwt2d")
+
+    def sizes(self):
+        return self.args.lwt_sizes
+
+    def setup(self, size):
+        return f"{size}x{size}, {self.args.levels} levels forward"
+
+    def command(self, size):
+        cmd = [self.binary, "demo", "--size", str(size), "--levels", str(self.args.levels),
+               "--repeat", str(self.args.reps), "--warmup", str(self.args.warmup)]
+        if self.args.units:
+            cmd += ["--units", str(self.args.units)]
+        return cmd
+
+    def parse(self, out, size):
+        d = result_fields(out, "forward")
+        if d is None:
+            return None
+        m = Measure(median_ms=to_float(d, "median_ms"), min_ms=to_float(d, "min_ms"),
+                    max_ms=to_float(d, "max_ms"), cpu=to_int(d, "cpu"), cuda=to_int(d, "cuda"),
+                    times_ms=times_field(d))
+        if m.median_ms:
+            m.throughput = 2 * size * size * 4 / (m.median_ms * 1e6)  # GB/s, host to host
+        return m
+
+    unit = "GB/s"
+
+
+class Gemm(App):
+    """Our tiled GEMM (apps/gemm.cpp): RESULT gemm ... median_ms=.. gflops=..; per-iteration lines
+    give the times when they name a time in ms."""
+    name = "gemm"
+    unit = "GFLOP/s"
+    registers_policies = True
+
+    def __init__(self, args):
+        super().__init__(args)
+        self.binary = os.path.join(args.build, "bin", "gemm")
+        self._help = None
+
+    def sizes(self):
+        return self.args.gemm_sizes
+
+    def setup(self, size):
+        return f"{self.args.precision}gemm {size}, tile {self.args.tile}"
+
+    def has_warmup_flag(self):
+        if self._help is None:
+            try:
+                p = subprocess.run([self.binary, "--help"], capture_output=True, text=True, timeout=30)
+                self._help = p.stdout + p.stderr
+            except (OSError, subprocess.TimeoutExpired):
+                self._help = ""
+        return "--warmup" in self._help
+
+    def command(self, size):
+        cmd = [self.binary, "--precision", self.args.precision, "--size", str(size), "--tile", str(self.args.tile)]
+        if self.has_warmup_flag():
+            return cmd + ["--warmup", str(self.args.warmup), "--iter", str(self.args.reps)]
+        return cmd + ["--iter", str(self.args.warmup + self.args.reps)]
+
+    def parse(self, out, size):
+        d = result_fields(out, "gemm")
+        if d is None:
+            return None
+        m = Measure(median_ms=to_float(d, "median_ms"), min_ms=to_float(d, "min_ms"),
+                    max_ms=to_float(d, "max_ms"), cpu=to_int(d, "cpu"), cuda=to_int(d, "cuda"),
+                    times_ms=times_field(d))
+        if not m.times_ms:  # per-iteration lines: "iter 3 ... 12.3 ms"
+            its = [float(x.group(1)) for x in
+                   (re.match(r"^\s*iter(?:ation)?\s*\d+\b.*?([0-9]+(?:\.[0-9]+)?)\s*ms\b", line, re.I)
+                    for line in out.splitlines()) if x]
+            if not self.has_warmup_flag():
+                its = its[self.args.warmup:] if len(its) > self.args.warmup else []
+            m.times_ms = its
+        if m.times_ms and len(m.times_ms) >= self.args.reps:
+            ts = sorted(m.times_ms[-self.args.reps:])
+            m.median_ms, m.min_ms, m.max_ms = ts[len(ts) // 2], ts[0], ts[-1]
+        elif not self.has_warmup_flag():
+            m.note = "median over all iterations, warm-up included (no per-iteration times found)"
+        if m.min_ms is None:
+            m.min_ms = m.max_ms = m.median_ms
+        if m.median_ms:
+            m.throughput = 2.0 * size ** 3 / (m.median_ms * 1e6)
+        return m
+
+
+class StarpuXgemm(App):
+    """StarPU's examples/mult sgemm or dgemm (scripts/build_starpu_examples.sh), tiled as ours
+    (-3d: one task per C_ij += A_ip B_pj): one process per run, each timing `-iter I` products
+    (default 1) with A, B and C registered once; it prints the mean per product. The warm-up
+    processes calibrate StarPU's models on disk."""
+    in_process = False
+    honours_emulation = False
+    registers_policies = False
+    unit = "GFLOP/s"
+
+    def __init__(self, args, prec):
+        super().__init__(args)
+        self.name = f"starpu-{prec}gemm"
+        self.binary = os.path.join(args.starpu_examples or os.path.join(args.build, "starpu-examples"), f"{prec}gemm")
+
+    def sizes(self):
+        return self.args.sgemm_sizes
+
+    def setup(self, size):
+        return f"{size}, tile {self.args.tile}, -iter {self.args.sgemm_iter}"
+
+    def command(self, size):
+        nblocks = max(1, -(-size // self.args.tile))
+        return [self.binary, "-size", str(size), "-nblocks", str(nblocks), "-3d", "-iter", str(self.args.sgemm_iter)]
+
+    def parse_one(self, out, size):
+        for line in out.splitlines():
+            f = line.split()
+            if len(f) >= 5 and not line.startswith("#") and f[0] == str(size):
+                try:
+                    ms, gflops = float(f[3]), float(f[4])
+                except ValueError:
+                    continue
+                # ms is printed rounded to 1 ms; GFLOP/s to 0.1: take the more precise one.
+                return 2.0 * size ** 3 / (gflops * 1e6) if gflops > 0 and ms < 1000 else ms
+        return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Machine, conditions, worker classes.
+
+@dataclass
+class Machine:
+    nproc: int
+    cpu: int        # CPU workers StarPU takes by default (with the GPUs)
+    cuda: int
+    gpus: list
+    how: str
+
+    @property
+    def has_gpu(self):
+        return self.cuda > 0
+
+
+def detect_machine(args):
+    nproc = os.cpu_count() or 1
+    gpus = []
+    if shutil.which("nvidia-smi"):
+        try:
+            p = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30)
+            gpus = [x for x in p.stdout.splitlines() if x.startswith("GPU ")]
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+    lwt2d = os.path.join(args.build, "bin", "lwt2d")
+    if os.access(lwt2d, os.X_OK):
+        env = clean_env(args)
+        env["FNNDTPS_SAVE"] = "0"  # and nothing to load from its model folder:
+        env["FNNDTPS_MODEL_DIR"] = os.path.join(args.out, "models", "none")
+        env["STARPU_SCHED"] = "eager"
+        if args.ncpu:
+            env["STARPU_NCPU"] = str(args.ncpu)
+        try:
+            p = subprocess.run([lwt2d, "demo", "--size", "64", "--levels", "1", "--repeat", "2"], env=env,
+                               capture_output=True, text=True, timeout=args.timeout)
+            d = result_fields(p.stdout, "forward")
+            if d and to_int(d, "cpu") is not None:
+                return Machine(nproc, to_int(d, "cpu"), to_int(d, "cuda"), gpus,
+                               "lwt2d's workers with StarPU's defaults")
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+    cuda = len(gpus)
+    return Machine(nproc, args.ncpu or max(1, nproc - cuda), cuda, gpus, "nvidia-smi and the core count")
+
+
+@dataclass
+class WorkerClass:
+    name: str
+    env: dict
+    weight: float   # T* = 1 / sum(weight / T)
+    how: str
+
+
+@dataclass(eq=False)  # compared and hashed by identity
+class Condition:
+    name: str
+    label: str
+    env: dict
+    perturb_args: list   # None: no perturb process
+    detail: str
+    classes: list = field(default_factory=list)
+    bound_how: str = ""
+    skip_note: str = ""
+
+
+def clean_env(args):
+    env = dict(os.environ)
+    for k in list(env):  # the bench owns the emulation settings
+        if k.startswith("FNNDTPS_SLOWDOWN"):
+            del env[k]
+    env.update(STARPU_SILENT="1", OPENBLAS_NUM_THREADS="1")
+    if args.malloc_tuning:
+        # glibc serves the data units' temporary buffers (MBs each) by mmap and returns them at
+        # every free: in a one-worker process that costs 4x the page faults and doubles lwt2d's
+        # time (2048^2: 25 ms instead of 12), an allocator artefact that would make every class
+        # measured alone look slow. A fixed threshold keeps them on the heap, in every process.
+        env.setdefault("MALLOC_MMAP_THRESHOLD_", str(32 << 20))
+    return env
+
+
+def default_factors(nproc):
+    # As many workers as cores: with more, the workers' own compute would share cores and the
+    # bound from workers measured alone would be out of reach. 1,1,2,4 needs 2.75 cores' worth
+    # of compute; on 2 or 3 cores, two workers 1,3 need 1.33.
+    if nproc >= 4:
+        return [1.0, 1.0, 2.0, 4.0]
+    if nproc >= 2:
+        return [1.0, 3.0]
+    return [1.0]
+
+
+def make_conditions(args, machine):
+    conds = []
+    perturb_bin = os.path.join(args.build, "bin", "perturb")
+    allowed = sorted(os.sched_getaffinity(0))
+    cores = args.perturb_cores or allowed[-max(1, len(allowed) // 4):]
+    if set(cores) - set(allowed):
+        die(f"--perturb-cores {','.join(map(str, cores))}: this process may use cores "
+            f"{','.join(map(str, allowed))}")
+    factors = args.emu_factors or default_factors(machine.nproc)
+    nworkers = len(factors)
+    for name in args.perturb:
+        m = re.fullmatch(r"(none|stable|emulated|gpu|cpu)(\d*)", name)
+        if not m or (m.group(2) and m.group(1) not in ("gpu", "cpu")):
+            die(f"unknown perturbation '{name}': use none, gpuNN, cpuNN or emulated")
+        kind = m.group(1)
+        duty = int(m.group(2) or 50)
+        if not 0 < duty <= 100:
+            die(f"'{name}': the duty cycle is a percentage in 1..100")
+        c = Condition(name="none" if kind == "stable" else name, label="stable" if kind in ("none", "stable") else name,
+                      env={}, perturb_args=None, detail="no perturbation")
+        if kind in ("gpu", "cpu"):
+            c.name = c.label = f"{kind}{duty}"
+            if not os.access(perturb_bin, os.X_OK):
+                c.skip_note = f"{perturb_bin} not built"
+            elif kind == "gpu" and not machine.has_gpu:
+                c.skip_note = "no GPU on this machine"
+            elif kind == "gpu":
+                c.perturb_args = [perturb_bin, "--gpu", str(args.perturb_gpu)]
+            else:
+                c.perturb_args = [perturb_bin, "--cpu-cores", ",".join(map(str, cores))]
+            if c.perturb_args:
+                c.perturb_args += ["--duty", str(duty / 100), "--period-ms", f"{args.period_ms:g}"]
+                c.detail = (f"busy kernel on GPU {args.perturb_gpu}" if kind == "gpu" else
+                            f"busy threads on cores {','.join(map(str, cores))}") + \
+                    f", on {duty}% of every {args.period_ms:g} ms (perturb)"
+        elif kind == "emulated":
+            if machine.has_gpu:
+                c.skip_note = "emulation stands in for heterogeneity on CPU-only machines; use gpuNN or cpuNN here"
+            spec = ",".join(f"{i}:{f:g}" for i, f in enumerate(factors))
+            c.env = {"FNNDTPS_SLOWDOWN": spec}
+            c.detail = f"emulated slowdown FNNDTPS_SLOWDOWN={spec} (our codelets)"
+        if machine.has_gpu:
+            ncpu = args.ncpu or machine.cpu
+            if args.ncpu:
+                c.env["STARPU_NCPU"] = str(args.ncpu)
+            c.classes = [
+                WorkerClass("gpu-alone", {"STARPU_NCPU": "0"}, 1, "the GPUs alone"),
+                WorkerClass("cpu-alone", {"STARPU_NCUDA": "0", "STARPU_NCPU": str(ncpu)}, 1,
+                            f"the {ncpu} CPU workers alone"),
+            ]
+            c.bound_how = "measured: T* = 1/(1/T_gpu-alone + 1/T_cpu-alone)"
+        else:
+            worker_cores = [i % machine.nproc for i in range(nworkers)]
+            c.env["STARPU_NCPU"] = str(nworkers)
+            c.env["STARPU_WORKERS_CPUID"] = " ".join(map(str, worker_cores))
+            groups = {}
+            for i in range(nworkers):
+                f = factors[i] if kind == "emulated" else 1.0
+                core = worker_cores[i] if kind == "cpu" else None
+                groups[(core, f)] = groups.get((core, f), 0) + 1
+            if kind == "emulated" and args.bound == "computed":
+                c.classes = [WorkerClass("1-worker", {"STARPU_NCPU": "1"}, sum(1 / f for f in factors),
+                                         "one unslowed worker alone")]
+                c.bound_how = (f"computed: T* = T_1 / sum(1/f_i), f = {','.join(f'{f:g}' for f in factors)}, "
+                               "T_1 one unslowed worker alone")
+            else:
+                for (core, f), count in sorted(groups.items(), key=lambda kv: (kv[0][0] or 0, kv[0][1])):
+                    env = {"STARPU_NCPU": "1", "STARPU_WORKERS_CPUID": str(core if core is not None else 0)}
+                    name, how = "1-worker", "one worker alone"
+                    if kind == "emulated":
+                        env["FNNDTPS_SLOWDOWN"] = f"0:{f:g}"
+                        name, how = f"1-worker-x{f:g}", f"one worker alone slowed x{f:g}"
+                    if core is not None:
+                        name, how = f"1-worker-core{core}", f"one worker alone on core {core}"
+                    c.classes.append(WorkerClass(name, env, count, how))
+                c.bound_how = "measured: T* = 1/sum(n_k/T_k), T_k one worker alone, n_k workers like it"
+        conds.append(c)
+    return conds, factors, nworkers
+
+
+# ---------------------------------------------------------------------------------------------
+# Running.
+
+class Perturber:
+    """The condition's `perturb` process, running through all of the condition's jobs."""
+
+    def __init__(self, argv):
+        self.argv = argv
+        self.proc = None
+        self.line = ""
+
+    def start(self):
+        """None when running (or nothing to run), else why it did not start."""
+        if not self.argv:
+            return None
+        try:
+            self.proc = subprocess.Popen(self.argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        except OSError as e:
+            return str(e)
+        ready, _, _ = select.select([self.proc.stdout], [], [], 60)  # its line comes once the load is set up
+        self.line = self.proc.stdout.readline().strip() if ready else ""
+        if self.proc.poll() is not None or not self.line:
+            self.stop()
+            return (self.proc.stderr.read().strip() or f"{self.argv[0]} exited with {self.proc.returncode}")
+        time.sleep(0.2)
+        return None
+
+    def dead(self):
+        """Why a started perturbation is no longer running, or None."""
+        if self.proc is None or self.proc.poll() is None:
+            return None
+        return f"perturb exited with {self.proc.returncode}: {self.proc.stderr.read().strip()[:200]}"
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def run_process(argv, env, timeout, logpath, extra_env):
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout)
+        rc, out, err, timed_out = p.returncode, p.stdout, p.stderr, False
+    except subprocess.TimeoutExpired as e:
+        rc, timed_out = None, True
+        out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+        err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
+    except OSError as e:
+        rc, out, err, timed_out = 127, "", str(e), False
+    with open(logpath, "a") as f:
+        f.write("$ " + " ".join(f"{k}='{v}'" for k, v in sorted(extra_env.items())) + " " + " ".join(argv) + "\n")
+        f.write(f"# rc={rc} timed_out={timed_out} wall={time.monotonic() - t0:.2f}s\n")
+        f.write("## stdout\n" + out + "\n## stderr\n" + err + "\n")
+    return rc, out, err, timed_out
+
+
+def last_line(text):
+    lines = [x for x in text.splitlines() if x.strip()]
+    return lines[-1].strip()[:200] if lines else ""
+
+
+def measure(app, size, policy, cond, extra, args, logpath):
+    """One configuration: the app's timed runs after its warm-up, under `policy` and the
+    condition's environment plus `extra`."""
+    env = clean_env(args)
+    run_env = dict(cond.env)
+    run_env.update(extra)
+    run_env["STARPU_SCHED"] = policy
+    if policy in OURS and not app.registers_policies:
+        run_env["STARPU_SCHED_LIB"] = os.path.join(args.build, "lib", "libfnndtps.so")
+    env.update(run_env)
+    open(logpath, "w").close()
+    argv = app.command(size)
+    if app.in_process:
+        rc, out, err, timed_out = run_process(argv, env, args.timeout, logpath, run_env)
+        if timed_out:
+            return Measure(status="timeout", note=f"no result within {args.timeout} s", log=logpath)
+        m = app.parse(out, size) if rc == 0 else None
+        if m is None or m.median_ms is None:
+            return Measure(status="failed", note=f"exit {rc}: {last_line(err) or last_line(out)}", log=logpath)
+        m.log = logpath
+        return m
+    times = []
+    for i in range(args.warmup + args.reps):  # one process per run; the warm-ups calibrate StarPU's models
+        rc, out, err, timed_out = run_process(argv, env, args.timeout, logpath, run_env)
+        if timed_out:
+            return Measure(status="timeout", note=f"run {i + 1} took more than {args.timeout} s", log=logpath)
+        t = app.parse_one(out, size) if rc == 0 else None
+        if t is None:
+            return Measure(status="failed", note=f"run {i + 1}: exit {rc}: {last_line(err) or last_line(out)}",
+                           log=logpath)
+        if i >= args.warmup:
+            times.append(t)
+    ts = sorted(times)
+    return Measure(median_ms=ts[len(ts) // 2], min_ms=ts[0], max_ms=ts[-1], times_ms=times,
+                   throughput=2.0 * size ** 3 / (ts[len(ts) // 2] * 1e6), log=logpath)
+
+
+@dataclass
+class Row:
+    app: str
+    size: int
+    cond: Condition
+    policy: str
+    kind: str          # ours | builtin | class
+    m: Measure
+    weight: float = None
+    setup: str = ""
+    vs_best: float = None
+    pct_bound: float = None
+
+
+def safe(name):
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name)
+
+
+def run_all(args, machine, apps, conds):
+    jobs = []  # (cond, app, size, policy-or-class)
+    for cond in conds:
+        for app in apps:
+            for size in app.sizes():
+                for wc in cond.classes:
+                    jobs.append((cond, app, size, wc))
+                for p in args.policies:
+                    jobs.append((cond, app, size, p))
+    rows = []
+    total = len(jobs)
+    i = 0
+    for cond in conds:
+        block = [j for j in jobs if j[0] is cond]
+        pert = Perturber(None if cond.skip_note else cond.perturb_args)
+        failed = pert.start()
+        if failed:
+            cond.detail = f"perturb did not start: {failed}"
+            log(f"   {cond.label}: {cond.detail}")
+        elif pert.line:
+            cond.detail = pert.line
+            log(f"   {cond.label}: {pert.line}")
+        try:
+            for _, app, size, what in block:
+                i += 1
+                is_class = isinstance(what, WorkerClass)
+                name = what.name if is_class else what
+                kind = "class" if is_class else ("ours" if what in OURS else "builtin")
+                prefix = f"[{i}/{total}] {app.name} {size} {name} {cond.label}"
+                row = Row(app.name, size, cond, name, kind, None, what.weight if is_class else None, app.setup(size))
+                rows.append(row)
+                skip = cond.skip_note or (cond.name == "emulated" and not app.honours_emulation
+                                          and "emulation applies to our codelets only") or ""
+                if skip:
+                    log(f"{prefix} skipped: {skip}")
+                    row.m = Measure(status="skipped", note=skip)
+                    continue
+                failed = failed or pert.dead()
+                if failed:  # never measure a perturbed row without its perturbation
+                    log(f"{prefix} FAILED: perturbation: {failed}")
+                    row.m = Measure(status="failed", note=f"perturbation: {failed}")
+                    continue
+                print(f"{prefix} ...", end="", file=sys.stderr, flush=True)
+                models = os.path.join(args.out, "models", safe(cond.name), app.name,
+                                      "class-" + name if is_class else name)
+                os.makedirs(models, exist_ok=True)
+                extra = {"FNNDTPS_MODEL_DIR": models}
+                if is_class:
+                    extra.update(what.env)
+                logpath = os.path.join(args.out, "logs", safe(f"{app.name}_{size}_{cond.name}_{name}.log"))
+                t0 = time.monotonic()
+                row.m = measure(app, size, CLASS_POLICY if is_class else what, cond, extra, args, logpath)
+                if row.m.status == "ok":
+                    print(f" {row.m.median_ms:.2f} ms (min {row.m.min_ms:.2f}, max {row.m.max_ms:.2f})"
+                          f" [{time.monotonic() - t0:.1f} s]", file=sys.stderr, flush=True)
+                else:
+                    print(f" {row.m.status.upper()}: {row.m.note}", file=sys.stderr, flush=True)
+        finally:
+            pert.stop()
+    return rows, ratios(rows)
+
+
+def ratios(rows):
+    """The bound and each row's ratios, per (app, size, condition)."""
+    bounds = {}
+    for key in {(r.app, r.size, r.cond.name) for r in rows}:
+        group = [r for r in rows if (r.app, r.size, r.cond.name) == key]
+        cls = [r for r in group if r.kind == "class"]
+        bound = None
+        if cls and all(r.m.status == "ok" for r in cls):
+            bound = 1.0 / sum(r.weight / r.m.median_ms for r in cls)
+        bounds[key] = bound
+        builtin = [r.m.median_ms for r in group if r.kind == "builtin" and r.m.status == "ok"]
+        best = min(builtin) if builtin else None
+        for r in group:
+            if r.kind == "class" or r.m.status != "ok":
+                continue
+            r.vs_best = r.m.median_ms / best if best else None
+            r.pct_bound = 100.0 * bound / r.m.median_ms if bound else None
+    return bounds
+
+
+# ---------------------------------------------------------------------------------------------
+# Output: table, CSV, plot.
+
+def write_table(args, rows, bounds, header):
+    lines = header[:]
+    lines.append("ours: " + " ".join(OURS) + "; vs_best: median / best built-in's median (same app, size,"
+                 " perturbation); %bound: 100 T* / median")
+    lines.append("")
+    fmt_row = "{:<13} {:>6} {:<10} {:<16} {:>10} {:>10} {:>10} {:>8} {:>7}"
+    lines.append(fmt_row.format("app", "size", "perturb", "policy", "median_ms", "min_ms", "max_ms", "vs_best", "%bound"))
+    seen = []
+    for r in rows:
+        key = (r.app, r.size, r.cond.name)
+        if key in seen:
+            continue
+        seen.append(key)
+        group = [x for x in rows if (x.app, x.size, x.cond.name) == key]
+        cls = [x for x in group if x.kind == "class"]
+        b = bounds.get(key)
+        parts = ", ".join(f"{x.policy} {fmt(x.m.median_ms)} ms x{x.weight:.3g}" if x.m.status == "ok"
+                          else f"{x.policy} {x.m.status}" for x in cls)
+        if all(x.m.status == "skipped" for x in group):
+            lines.append(fmt_row.format(r.app, r.size, r.cond.label, "(skipped)", "", "", "", "", "") +
+                         f"  {group[0].m.note}")
+            continue
+        lines.append(fmt_row.format(r.app, r.size, r.cond.label, "bound T*", fmt(b), "", "", "", "") +
+                     f"  from {parts}")
+        for x in group:
+            if x.kind == "class":
+                continue
+            name = x.policy + (" *" if x.kind == "ours" else "")
+            if x.m.status != "ok":
+                lines.append(fmt_row.format(x.app, x.size, x.cond.label, name, x.m.status.upper(), "", "", "", "") +
+                             f"  {x.m.note}")
+            else:
+                lines.append(fmt_row.format(x.app, x.size, x.cond.label, name, fmt(x.m.median_ms), fmt(x.m.min_ms),
+                                            fmt(x.m.max_ms), fmt(x.vs_best), fmt(x.pct_bound, ".1f")))
+        ok = [x for x in group if x.kind != "class" and x.m.status == "ok"]
+        if ok:
+            best = min(ok, key=lambda x: x.m.median_ms)
+            lines.append(f"{'':<13} {'':>6} {'':<10} best co-run: {best.policy} {best.m.median_ms:.2f} ms"
+                         + (f", {best.pct_bound:.1f}% of the bound" if best.pct_bound else ""))
+    text = "\n".join(lines) + "\n"
+    with open(os.path.join(args.out, "table.txt"), "w") as f:
+        f.write(text)
+    return text
+
+
+def write_csv(args, rows, bounds):
+    """results.csv: one row per configuration (policies and the classes measured alone)."""
+    path = os.path.join(args.out, "results.csv")
+    cols = ["app", "size", "setup", "perturbation", "perturbation_detail", "policy", "kind", "status", "median_ms",
+            "min_ms", "max_ms", "vs_best_builtin", "pct_bound", "bound_ms", "bound_method", "class_weight",
+            "reps", "warmup", "cpu_workers", "cuda_workers", "throughput", "throughput_unit", "times_ms",
+            "note", "log"]
+    units = {"lwt2d": "GB/s"}
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(cols)
+        for r in rows:
+            m = r.m
+            w.writerow([r.app, r.size, r.setup, r.cond.name, r.cond.detail, r.policy, r.kind, m.status,
+                        fmt(m.median_ms, ".3f") if m.median_ms else "", fmt(m.min_ms, ".3f") if m.min_ms else "",
+                        fmt(m.max_ms, ".3f") if m.max_ms else "",
+                        fmt(r.vs_best, ".3f") if r.vs_best else "", fmt(r.pct_bound, ".1f") if r.pct_bound else "",
+                        fmt(bounds.get((r.app, r.size, r.cond.name)), ".3f") if bounds.get((r.app, r.size, r.cond.name)) else "",
+                        r.cond.bound_how, "" if r.weight is None else f"{r.weight:g}",
+                        args.reps, args.warmup, "" if m.cpu is None else m.cpu, "" if m.cuda is None else m.cuda,
+                        fmt(m.throughput, ".3f") if m.throughput else "", units.get(r.app, "GFLOP/s"),
+                        ";".join(f"{t:.3f}" for t in m.times_ms), m.note, os.path.relpath(m.log, args.out) if m.log else ""])
+    return path
+
+
+def load_csv(path):
+    """Rows back from a results.csv (--from-csv): the table and the plot again, without running."""
+    rows, conds = [], {}
+    with open(path, newline="") as f:
+        for d in csv.DictReader(f):
+            c = conds.get(d["perturbation"])
+            if c is None:
+                c = conds[d["perturbation"]] = Condition(
+                    name=d["perturbation"], label="stable" if d["perturbation"] == "none" else d["perturbation"],
+                    env={}, perturb_args=None, detail=d["perturbation_detail"], bound_how=d["bound_method"])
+
+            def num(key):
+                return float(d[key]) if d.get(key) else None
+            m = Measure(status=d["status"], median_ms=num("median_ms"), min_ms=num("min_ms"), max_ms=num("max_ms"),
+                        times_ms=[float(t) for t in d["times_ms"].split(";") if t],
+                        cpu=int(d["cpu_workers"]) if d["cpu_workers"] else None,
+                        cuda=int(d["cuda_workers"]) if d["cuda_workers"] else None,
+                        throughput=num("throughput"), note=d["note"], log=d["log"])
+            rows.append(Row(d["app"], int(d["size"]), c, d["policy"], d["kind"], m, num("class_weight"), d["setup"]))
+    return rows, list(conds.values())
+
+
+COND_COLOURS = ["#4C72B0", "#DD8452", "#C44E52", "#8172B3", "#55A868"]
+
+
+def plot(args, rows, bounds, title):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        from matplotlib.patches import Patch
+        from matplotlib.lines import Line2D
+    except ImportError as e:
+        log(f"compare.py: no PNG ({e}); the table and the CSV are written")
+        return None
+    panels, setups = [], {}
+    for r in rows:
+        if r.m.status != "skipped" and (r.app, r.size) not in panels:
+            panels.append((r.app, r.size))
+            setups[(r.app, r.size)] = r.setup
+    if not panels:
+        return None
+    names = list(dict.fromkeys(r.policy for r in rows if r.kind != "class"))
+    policies = [p for p in names if p in OURS] + [p for p in names if p not in OURS]
+    shown = list(dict.fromkeys(r.cond for r in rows if r.m.status != "skipped"))
+    # About 0.3 inch per bar; two panels side by side while a panel stays narrow enough.
+    panel_w = min(11.0, max(6.0, 0.3 * len(policies) * max(1, len(shown)) + 1.5))
+    ncols = 2 if len(panels) > 1 and panel_w <= 8.5 else 1
+    nrows = (len(panels) + ncols - 1) // ncols
+    fig, axes = plt.subplots(nrows, ncols, figsize=(panel_w * ncols, 4.0 * nrows + 1.3), squeeze=False)
+    nc = max(1, len(shown))
+    bw = 0.8 / nc
+    for ax, (app, size) in zip(axes.flat, panels):
+        n_ours = sum(1 for p in policies if p in OURS)
+        if n_ours:
+            ax.axvspan(-0.5, n_ours - 0.5, color="#E8F3E8", zorder=0)
+        top = 0.0
+        bound_text = []
+        for ci, cond in enumerate(shown):
+            colour = COND_COLOURS[ci % len(COND_COLOURS)]
+            for pi, p in enumerate(policies):
+                r = next((x for x in rows if x.app == app and x.size == size and x.cond is cond
+                          and x.policy == p), None)
+                x = pi - 0.4 + bw * (ci + 0.5)
+                if r is None or r.m.status == "skipped":
+                    continue
+                if r.m.status != "ok":
+                    ax.plot([x], [0], marker="x", color="red", markersize=8, zorder=4)
+                    ax.annotate(r.m.status, (x, 0), xytext=(0, 6), textcoords="offset points", rotation=90,
+                                ha="center", va="bottom", fontsize=7, color="red")
+                    continue
+                ours = p in OURS
+                ax.bar(x, r.m.median_ms, bw * 0.92, color=colour, alpha=1.0 if ours else 0.55,
+                       hatch=None if ours else "//", edgecolor="black" if ours else colour, linewidth=0.6, zorder=2)
+                ax.errorbar(x, r.m.median_ms, yerr=[[r.m.median_ms - r.m.min_ms], [r.m.max_ms - r.m.median_ms]],
+                            fmt="none", ecolor="black", elinewidth=0.8, capsize=2, zorder=3)
+                top = max(top, r.m.max_ms)
+                if r.pct_bound:
+                    ax.annotate(f"{r.pct_bound:.0f}%", (x, r.m.max_ms), xytext=(0, 2), textcoords="offset points",
+                                ha="center", va="bottom", fontsize=6.5, rotation=90, color="#333333")
+            b = bounds.get((app, size, cond.name))
+            if b:
+                ax.axhline(b, color=colour, linestyle="--", linewidth=1.4, zorder=3)
+                top = max(top, b)
+                bound_text.append(f"{cond.label} {b:.3g} ms")
+        ax.set_xticks(range(len(policies)))
+        ax.set_xticklabels(policies, rotation=30, ha="right", fontsize=9)
+        for lbl, p in zip(ax.get_xticklabels(), policies):
+            if p in OURS:
+                lbl.set_fontweight("bold")
+                lbl.set_color("#1B5E20")
+        ax.set_xlim(-0.5, len(policies) - 0.5)
+        ax.set_ylim(0, top * 1.22 if top else 1)
+        ax.set_ylabel("time (ms), lower is better")
+        ax.set_title(f"{app} {setups[(app, size)]}" + ("\nbound T* (dashed): " + ", ".join(bound_text) if bound_text else ""),
+                     fontsize=10)
+        ax.grid(axis="y", alpha=0.3, zorder=1)
+        if n_ours:
+            ax.text(( n_ours - 1) / 2, top * 1.16 if top else 0.9, "ours", ha="center", fontsize=8, color="#1B5E20")
+            ax.text((n_ours + len(policies) - 1) / 2, top * 1.16 if top else 0.9, "StarPU built-ins",
+                    ha="center", fontsize=8, color="#555555")
+    for ax in list(axes.flat)[len(panels):]:
+        ax.axis("off")
+    handles = [Patch(facecolor=COND_COLOURS[i % len(COND_COLOURS)], edgecolor="black", label=c.label)
+               for i, c in enumerate(shown)]
+    handles += [Patch(facecolor="white", edgecolor="grey", hatch="//", label="built-in (hatched)"),
+                Line2D([0], [0], color="black", linestyle="--", label="divisible-load bound T* (per condition)"),
+                Line2D([0], [0], color="black", marker="|", linestyle="none", label="min-max of the timed runs")]
+    # Inches kept for the title (top) and the legend (bottom), whatever the number of panels.
+    fig_h = fig.get_figheight()
+    fig.suptitle(title, fontsize=10, y=1 - 0.08 / fig_h, va="top")
+    fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.62 / fig_h, 1, 1 - 0.05 / fig_h))
+    path = os.path.join(args.out, "compare.png")
+    fig.savefig(path, dpi=150)
+    plt.close(fig)
+    return path
+
+
+# ---------------------------------------------------------------------------------------------
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog="\n\n".join(__doc__.split("\n\n")[2:]))
+    ap.add_argument("--build", metavar="DIR", default="build", help="build folder with bin/ and lib/ (default: build)")
+    ap.add_argument("--apps", metavar="LIST", type=name_list, default=["lwt2d", "gemm", "starpu-sgemm"],
+                    help="lwt2d, gemm, starpu-sgemm, starpu-dgemm (default: the first three; "
+                         "absent programs are skipped with a note)")
+    ap.add_argument("--lwt-sizes", metavar="LIST", type=int_list, help="lwt2d surface sizes (default 8192,16384; quick 2048,4096)")
+    ap.add_argument("--gemm-sizes", metavar="LIST", type=int_list, help="gemm matrix sizes (default 16384; quick 1024,2048)")
+    ap.add_argument("--sgemm-sizes", metavar="LIST", type=int_list, help="sizes for StarPU's sgemm/dgemm (default: as --gemm-sizes)")
+    ap.add_argument("--levels", metavar="L", type=int, help="lwt2d levels (default 4; quick 3)")
+    ap.add_argument("--units", metavar="U", type=int, default=0, help="lwt2d data units (default: lwt2d's)")
+    ap.add_argument("--tile", metavar="B", type=int, help="gemm and sgemm tile size (default 1024; quick 256)")
+    ap.add_argument("--precision", choices=["s", "d"], default="s", help="gemm precision (default s)")
+    ap.add_argument("--sgemm-iter", metavar="I", type=int, default=1, help="products per process of StarPU's example, timed together (default 1)")
+    ap.add_argument("--reps", metavar="R", type=int, help="timed runs per configuration (default 5)")
+    ap.add_argument("--warmup", metavar="W", type=int, help="calibration runs before them, in the same process (default 2)")
+    ap.add_argument("--policies", metavar="LIST", type=name_list, default=OURS + BUILTINS,
+                    help="policies (default: " + ",".join(OURS + BUILTINS) + ")")
+    ap.add_argument("--perturb", metavar="LIST", type=name_list,
+                    help="conditions: none, gpuNN, cpuNN, emulated (default: none,gpu50 with a GPU, "
+                         "none,emulated without)")
+    ap.add_argument("--perturb-gpu", metavar="DEV", type=int, default=0, help="GPU for gpuNN (default 0)")
+    ap.add_argument("--perturb-cores", metavar="LIST", type=core_list,
+                    help="cores for cpuNN, e.g. 12,13,14,15 (default: the last quarter, at least one)")
+    ap.add_argument("--period-ms", metavar="MS", type=float, default=200, help="perturbation period (default 200 ms)")
+    ap.add_argument("--emu-factors", metavar="LIST", type=float_list,
+                    help="emulated slowdown per CPU worker (default 1,1,2,4 on 4+ cores, 1,3 on 2-3); "
+                         "CPU-only machines run this many CPU workers in every condition")
+    ap.add_argument("--bound", choices=["measured", "computed"], default="measured",
+                    help="emulated bound: each slowed worker alone (measured) or T_1 / sum(1/f) (computed)")
+    ap.add_argument("--ncpu", metavar="N", type=int, help="CPU workers on GPU machines (default: StarPU's)")
+    ap.add_argument("--starpu-examples", metavar="DIR", help="folder of StarPU's example programs (default BUILD/starpu-examples)")
+    ap.add_argument("--timeout", metavar="S", type=float, help="seconds per process before it counts as failed "
+                                                  "(default 600; quick 120)")
+    ap.add_argument("--out", metavar="DIR", help="output folder (default BUILD/bench)")
+    ap.add_argument("--no-malloc-tuning", dest="malloc_tuning", action="store_false",
+                    help="leave glibc's mmap threshold alone (default: MALLOC_MMAP_THRESHOLD_=32 MiB in every run)")
+    ap.add_argument("--keep-models", action="store_true", help="keep OUT/models from an earlier run")
+    ap.add_argument("--from-csv", metavar="CSV", help="run nothing: the table and the PNG again from a results.csv")
+    ap.add_argument("--quick", action="store_true", help="small sizes and few runs, for CPU-only machines")
+    args = ap.parse_args(argv)
+    q = args.quick
+    args.lwt_sizes = args.lwt_sizes or ([2048, 4096] if q else [8192, 16384])
+    args.gemm_sizes = args.gemm_sizes or ([1024, 2048] if q else [16384])
+    args.sgemm_sizes = args.sgemm_sizes or args.gemm_sizes
+    args.levels = args.levels or (3 if q else 4)
+    args.tile = args.tile or (256 if q else 1024)
+    args.reps = args.reps or 5
+    args.warmup = 2 if args.warmup is None else args.warmup
+    args.timeout = args.timeout or (120 if q else 600)
+    if args.reps < 2:
+        ap.error("--reps must be at least 2 (lwt2d reports a median from 2 runs on)")
+    if args.warmup < 0 or args.levels < 1 or args.tile < 1 or args.sgemm_iter < 1 or args.units < 0:
+        ap.error("--warmup, --levels, --tile, --sgemm-iter and --units must be positive")
+    unknown = [a for a in args.apps if a not in ("lwt2d", "gemm", "starpu-sgemm", "starpu-dgemm")]
+    if unknown:
+        ap.error(f"unknown app(s) {','.join(unknown)}: use lwt2d, gemm, starpu-sgemm, starpu-dgemm")
+    return args
+
+
+def replot(args):
+    """--from-csv: the table and the PNG again from a results.csv (e.g. one from the GPU machine)."""
+    rows, _ = load_csv(args.from_csv)
+    bounds = ratios(rows)
+    os.makedirs(args.out, exist_ok=True)
+    header = [f"results from {args.from_csv}"]
+    old_table = os.path.join(os.path.dirname(os.path.abspath(args.from_csv)), "table.txt")
+    if os.path.exists(old_table):
+        with open(old_table) as f:
+            header = [x.rstrip("\n") for x in f.read().split("\n\n")[0].splitlines()
+                      if not x.startswith("ours:")]
+    with open(args.from_csv, newline="") as f:
+        first = next(csv.DictReader(f), {})
+    title = (header[0].replace("compare.py: ", "") +
+             f"\nmedian of {first.get('reps', '?')} after {first.get('warmup', '?')} warm-up; "
+             "error bars: min-max; labels: % of the bound")
+    print(write_table(args, rows, bounds, header), end="")
+    png = plot(args, rows, bounds, title)
+    log(f"wrote {os.path.join(args.out, 'table.txt')}" + (f", {png}" if png else ""))
+    return 0
+
+
+def main(argv):
+    args = parse_args(argv)
+    args.build = os.path.abspath(args.build)
+    args.out = os.path.abspath(args.out or os.path.join(args.build, "bench"))
+    if args.from_csv:
+        return replot(args)
+    t_start = time.monotonic()
+    machine = detect_machine(args)
+    if args.perturb is None:
+        args.perturb = ["none", "gpu50"] if machine.has_gpu else ["none", "emulated"]
+    conds, factors, nworkers = make_conditions(args, machine)
+    all_apps = {"lwt2d": Lwt2d, "gemm": Gemm, "starpu-sgemm": lambda a: StarpuXgemm(a, "s"),
+                "starpu-dgemm": lambda a: StarpuXgemm(a, "d")}
+    apps = []
+    for name in args.apps:
+        app = all_apps[name](args)
+        ok, why = app.available()
+        if ok:
+            apps.append(app)
+        else:
+            log(f"compare.py: {name} skipped: {why}")
+    if not apps:
+        die(f"none of the apps is built in {args.build} (see --build)")
+    os.makedirs(os.path.join(args.out, "logs"), exist_ok=True)
+    for f in os.listdir(os.path.join(args.out, "logs")):
+        os.remove(os.path.join(args.out, "logs", f))
+    if not args.keep_models:
+        shutil.rmtree(os.path.join(args.out, "models"), ignore_errors=True)
+    if machine.has_gpu:
+        workers = f"{args.ncpu or machine.cpu} CPU + {machine.cuda} CUDA workers"
+        mtext = f"{machine.nproc} cores, {machine.cuda} GPU(s)" + (f" ({machine.gpus[0]})" if machine.gpus else "")
+    else:
+        workers = f"{nworkers} CPU workers (STARPU_NCPU={nworkers})"
+        mtext = f"CPU-only, {machine.nproc} cores"
+    header = [f"compare.py: {mtext}; {workers}; detected from {machine.how}",
+              f"median of {args.reps} timed runs after {args.warmup} warm-up (calibration) run(s) per configuration"]
+    for c in conds:
+        header.append(f"  {c.label}: " + (f"SKIPPED ({c.skip_note})" if c.skip_note else c.detail) +
+                      ("" if c.skip_note else f"; bound {c.bound_how}"))
+    for line in header:
+        log(line)
+    rows, bounds = run_all(args, machine, apps, conds)
+    for c in conds:  # the perturb line, once known
+        header = [h if not h.startswith(f"  {c.label}: ") or c.skip_note else
+                  f"  {c.label}: {c.detail}; bound {c.bound_how}" for h in header]
+    table = write_table(args, rows, bounds, header)
+    print(table, end="")
+    csv_path = write_csv(args, rows, bounds)
+    emu = "" if machine.has_gpu else (", emulated factors " + ",".join(f"{f:g}" for f in factors)
+                                      if any(c.name == "emulated" for c in conds) else "")
+    title = (f"{mtext}, {workers}{emu}\nmedian of {args.reps} after {args.warmup} warm-up; "
+             "error bars: min-max; labels: % of the bound")
+    png = plot(args, rows, bounds, title)
+    log(f"wrote {os.path.join(args.out, 'table.txt')}, {csv_path}" + (f", {png}" if png else "") +
+        f" in {time.monotonic() - t_start:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
