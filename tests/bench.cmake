@@ -1,0 +1,13 @@
+# The bench's one command (bench/compare.py --quick on a tiny LWT, stable and emulated) and the
+# perturbation injector's contract. bench/ is added after tests/, so test for the option, not
+# the target; generator expressions resolve it later.
+if(TARGET lwt2d)
+  add_test(NAME bench_compare_quick
+           COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_bench.sh compare ${PROJECT_SOURCE_DIR}/bench/compare.py
+                   ${CMAKE_BINARY_DIR})
+  set_tests_properties(bench_compare_quick PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120)
+endif()
+if(FNNDTPS_BUILD_BENCH)
+  add_test(NAME perturb_cli COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_bench.sh perturb $<TARGET_FILE:perturb>)
+  set_tests_properties(perturb_cli PROPERTIES TIMEOUT 60)
+endif()

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# The bench, run as a user would.
+#   tests/test_bench.sh compare COMPARE_PY BUILD_DIR
+#     bench/compare.py --quick on a tiny LWT with 2 policies (and one that does not exist),
+#     stable and under the emulated slowdown: the CSV has every expected row (the classes
+#     measured alone, each policy, the unknown policy as a failed row), the bound and the ratios
+#     are filled in, the table is printed, the PNG is written; a run past its timeout is a row
+#     marked timeout; --from-csv draws it again. Exit 77 (skipped) without Debian's matplotlib.
+#   tests/test_bench.sh perturb PERTURB
+#     perturb's contract: one line saying what it does, a clean exit on SIGTERM and SIGINT and
+#     after --seconds, and one line on stderr with exit 2 for each bad option.
+set -u
+mode=$1; shift
+PY=${PYTHON:-/usr/bin/python3}
+dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
+fails=0 passed=0
+ok() { passed=$((passed + 1)); echo "ok   $*"; }
+fail() { fails=$((fails + 1)); echo "FAIL $*"; }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else fail "$what"; fi; }
+
+if [[ $mode == compare ]]; then
+  compare=$1 build=$2
+  if ! "$PY" -c 'import matplotlib' 2>/dev/null; then
+    echo "skipped: $PY has no matplotlib (apt-get install python3-matplotlib)"
+    exit 77
+  fi
+  "$PY" "$compare" --build "$build" --quick --apps lwt2d --lwt-sizes 512 --levels 2 --reps 2 --warmup 1 \
+    --policies fnn-dtps,eager,nosuch --perturb none,emulated --emu-factors 1,3 --timeout 60 \
+    --out "$dir/out" >"$dir/stdout" 2>"$dir/stderr"
+  rc=$?
+  check "compare.py exits 0 (got $rc)" test $rc -eq 0
+  check "progress lines on stderr" grep -q '^\[1/9\] lwt2d 512 1-worker stable' "$dir/stderr"
+  check "table printed with the bound" grep -q 'bound T\*' "$dir/stdout"
+  check "table.txt written" test -s "$dir/out/table.txt"
+  check "PNG written" test -s "$dir/out/compare.png"
+  check "PNG is a PNG" bash -c "head -c 8 '$dir/out/compare.png' | od -An -tx1 | grep -q '89 50 4e 47 0d 0a 1a 0a'"
+  "$PY" - "$dir/out/results.csv" <<'PY' && ok "CSV rows" || fail "CSV rows"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+got = {(r["perturbation"], r["policy"], r["kind"], r["status"]) for r in rows}
+want = {("none", "1-worker", "class", "ok"), ("none", "fnn-dtps", "ours", "ok"),
+        ("none", "eager", "builtin", "ok"), ("none", "nosuch", "builtin", "failed"),
+        ("emulated", "1-worker-x1", "class", "ok"), ("emulated", "1-worker-x3", "class", "ok"),
+        ("emulated", "fnn-dtps", "ours", "ok"), ("emulated", "eager", "builtin", "ok"),
+        ("emulated", "nosuch", "builtin", "failed")}
+problems = []
+if len(rows) != len(want) or got != want:
+    problems.append(f"rows {sorted(got)}, expected {sorted(want)}")
+for r in rows:
+    if r["app"] != "lwt2d" or r["size"] != "512":
+        problems.append(f"row {r['policy']}: app {r['app']} size {r['size']}")
+    if r["perturbation"] == "emulated" and "FNNDTPS_SLOWDOWN=0:1,1:3" not in r["perturbation_detail"]:
+        problems.append(f"emulated row without its slowdown: {r['perturbation_detail']}")
+    if r["status"] == "ok":
+        lo, med, hi = float(r["min_ms"]), float(r["median_ms"]), float(r["max_ms"])
+        if not 0 < lo <= med <= hi:
+            problems.append(f"{r['policy']}: min {lo} median {med} max {hi}")
+        if r["kind"] != "class" and not (r["pct_bound"] and r["vs_best_builtin"] and r["bound_ms"]):
+            problems.append(f"{r['policy']} {r['perturbation']}: no bound or ratio")
+        if r["kind"] != "class" and float(r["cpu_workers"]) != 2:
+            problems.append(f"{r['policy']}: {r['cpu_workers']} CPU workers, expected 2")
+    elif r["status"] == "failed" and not r["note"]:
+        problems.append(f"{r['policy']}: failed without a note")
+# The bound from the classes alone: T* = 1/(1/T_x1 + 1/T_x3) under emulation, T_1/2 stable.
+def med(pert, pol):
+    return next(float(r["median_ms"]) for r in rows if r["perturbation"] == pert and r["policy"] == pol)
+emu = next(float(r["bound_ms"]) for r in rows if r["perturbation"] == "emulated" and r["policy"] == "eager")
+if abs(emu - 1 / (1 / med("emulated", "1-worker-x1") + 1 / med("emulated", "1-worker-x3"))) > 0.01:
+    problems.append(f"emulated bound {emu}")
+stable = next(float(r["bound_ms"]) for r in rows if r["perturbation"] == "none" and r["policy"] == "eager")
+if abs(stable - med("none", "1-worker") / 2) > 0.01:
+    problems.append(f"stable bound {stable}")
+if abs(float(next(r for r in rows if r["perturbation"] == "none" and r["policy"] == "eager")["vs_best_builtin"]) - 1) > 1e-6:
+    problems.append("eager is the only built-in: its ratio to the best built-in is not 1")
+print("\n".join(problems))
+sys.exit(1 if problems else 0)
+PY
+  "$PY" "$compare" --from-csv "$dir/out/results.csv" --out "$dir/replot" >"$dir/replot.txt" 2>&1
+  check "--from-csv draws it again" test -s "$dir/replot/compare.png"
+  check "--from-csv prints the same table" diff <(grep '^lwt2d' "$dir/out/table.txt") <(grep '^lwt2d' "$dir/replot/table.txt")
+  # One configuration past its timeout: a row marked timeout, and the bench goes on.
+  "$PY" "$compare" --build "$build" --apps lwt2d --lwt-sizes 512 --levels 2 --reps 2 --warmup 1 \
+    --policies eager --perturb none --emu-factors 1,3 --timeout 0.01 --out "$dir/t" >"$dir/t.txt" 2>&1
+  check "timeouts are rows, not a crash (exit $?)" grep -q ',eager,builtin,timeout,' "$dir/t/results.csv"
+  # Bad options: one line, exit 2.
+  "$PY" "$compare" --build "$build" --perturb bogus --out "$dir/bad" >"$dir/bad.txt" 2>&1
+  check "unknown perturbation: exit 2 (got $?), one line" test "$(wc -l <"$dir/bad.txt")" -eq 1
+elif [[ $mode == perturb ]]; then
+  perturb=$1
+  for args in "" "--bogus" "--cpu-cores 0 --duty 0" "--cpu-cores 0 --duty 1.5" "--cpu-cores 0 --period-ms -1" \
+              "--cpu-cores x" "--cpu-cores 3-1" "--cpu-cores 100000" "--cpu-cores 0 --seconds" "--gpu -1"; do
+    "$perturb" $args >"$dir/out" 2>"$dir/err"; rc=$?
+    check "perturb $args: exit 2 (got $rc), one line on stderr" \
+      test $rc -eq 2 -a "$(wc -l <"$dir/err")" -eq 1 -a ! -s "$dir/out"
+  done
+  start=$(date +%s.%N)
+  "$perturb" --cpu-cores 0 --duty 0.5 --period-ms 50 --seconds 0.3 >"$dir/out" 2>"$dir/err"; rc=$?
+  took=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2f", b - a}')
+  check "--seconds 0.3: exit 0 (got $rc) after about 0.3 s ($took s)" \
+    awk -v t="$took" -v rc=$rc 'BEGIN{exit !(rc == 0 && t > 0.25 && t < 2)}'
+  check "one line saying what it does" grep -qx 'perturb: a busy thread on core 0, on 50% of every 50 ms, for 0.3 s' "$dir/out"
+  for sig in TERM INT; do
+    "$perturb" --cpu-cores 0 --duty 1 --period-ms 100 >"$dir/out" 2>"$dir/err" &
+    pid=$!
+    for _ in $(seq 50); do [[ -s $dir/out ]] && break; sleep 0.1; done
+    kill -s $sig $pid
+    for _ in $(seq 30); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+    if kill -0 $pid 2>/dev/null; then
+      kill -KILL $pid; wait $pid 2>/dev/null
+      fail "SIG$sig: still running after 3 s"
+    else
+      wait $pid; rc=$?
+      check "SIG$sig: clean exit (got $rc), nothing on stderr" test $rc -eq 0 -a ! -s "$dir/err"
+    fi
+  done
+else
+  echo "usage: tests/test_bench.sh compare COMPARE_PY BUILD_DIR | perturb PERTURB" >&2
+  exit 2
+fi
+echo "bench: $passed passed, $fails failed"
+((fails == 0))
