@@ -250,10 +250,14 @@ int run(const Options& o) {
       std::printf("\n");
     }
     const double med = median(times);
+    std::string list;  // the timed iterations, in order
+    for (double t : times) list += (list.empty() ? "" : ",") + std::to_string(t * 1e3);
     std::printf("RESULT gemm precision=%s m=%d n=%d k=%d tile=%d policy=%s cpu=%u cuda=%u median_ms=%.3f "
-                "gflops=%.2f iters=%d\n",
+                "gflops=%.2f iters=%d min_ms=%.3f max_ms=%.3f times_ms=%s\n",
                 o.single ? "s" : "d", m, n, k, o.tile, session.policy().c_str(), session.cpu_workers(),
-                session.cuda_workers(), med * 1e3, flops / med * 1e-9, timed);
+                session.cuda_workers(), med * 1e3, flops / med * 1e-9, timed,
+                *std::min_element(times.begin(), times.end()) * 1e3,
+                *std::max_element(times.begin(), times.end()) * 1e3, list.c_str());
     std::fflush(stdout);
 
     starpu_cublas_shutdown();
