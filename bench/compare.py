@@ -214,7 +214,7 @@ class Gemm(App):
         return self.args.gemm_sizes
 
     def setup(self, size):
-        return f"{self.args.precision}gemm {size}, tile {self.args.tile}"
+        return f"{size}, {'float' if self.args.precision == 's' else 'double'}, tile {self.args.tile}"
 
     def has_warmup_flag(self):
         if self._help is None:
@@ -824,6 +824,10 @@ def plot(args, rows, bounds, title):
                     ax.annotate(f"{r.pct_bound:.0f}%", (x, r.m.max_ms), xytext=(0, 2), textcoords="offset points",
                                 ha="center", va="bottom", fontsize=6.5, rotation=90, color="#333333")
             b = bounds.get((app, size, cond.name))
+            skipped = next((x for x in rows if x.app == app and x.size == size and x.cond is cond
+                            and x.m.status == "skipped"), None)
+            if skipped:
+                bound_text.append(f"{cond.label} skipped")
             if b:
                 ax.axhline(b, color=colour, linestyle="--", linewidth=1.4, zorder=3)
                 top = max(top, b)
