@@ -3,7 +3,9 @@
 #   bench/overhead.sh BENCH_OVERHEAD LIBFNNDTPS [ntasks] [reps]
 set -euo pipefail
 prog=$1 lib=$2 n=${3:-20000} reps=${4:-7}
-export STARPU_SILENT=1 FNNDTPS_SAVE=0
+# CPU workers only: an empty task on a GPU worker costs the driver's launch and sync, which
+# would measure where tasks went rather than what the scheduler costs.
+export STARPU_SILENT=1 FNNDTPS_SAVE=0 STARPU_NCUDA=0
 printf '%-10s %8s %14s %14s %10s\n' policy buffers us_per_task submit_us vs_eager
 for nbuf in 0 1; do
   eager=

@@ -386,44 +386,58 @@ void end_stats(std::vector<WorkerStats>* stats) {
 
 }  // namespace
 
+// Submission follows a wavefront: step t submits the horizontal passes (l, k) with
+// k + 2l = t, then the vertical passes with k + 1 + 2l = t. Every halo is written (by the
+// horizontal pass of unit k+1 at the same step, or of k-1 earlier) before the vertical pass
+// that reads it is submitted, as StarPU's sequential consistency needs; and the first units
+// finish all levels early, so their results travel home while later units still compute.
+template <typename Writer, typename Reader>
+void wavefront(int units, int levels, Writer&& writer, Reader&& reader) {
+  for (int t = 0; t < units + 2 * levels + 1; ++t) {
+    for (int l = 0; l <= levels; ++l)
+      if (const int k = t - 2 * l; k >= 0 && k < units) writer(l, k);
+    for (int l = 0; l < levels; ++l)
+      if (const int k = t - 1 - 2 * l; k >= 0 && k < units) reader(l, k);
+  }
+}
+
 void forward(const Plan& p, Pipeline pipeline, const float* image, float* units_layout,
              std::vector<WorkerStats>* stats) {
   begin_stats();
   {
     Handles hd(p, image, units_layout, false, pipeline == Pipeline::Steps);
-    const int U = p.units();
-    for (int l = 0; l < p.levels(); ++l) {
-      for (int k = 0; k < U; ++k) {  // horizontal pass, then the halos it owes
-        const Args a = region(p, l, k);
-        starpu_data_handle_t src = l == 0 ? hd.in[k] : hd.out[k];
-        if (pipeline == Pipeline::Fused) {
-          Submit(kHFwd, a).data(src, STARPU_R).data(hd.b[k], STARPU_W)
-              .data_if(a.above, hd.top[l][k], STARPU_W).data_if(a.below, hd.bot[l][k], STARPU_W).go();
-          continue;
-        }
-        Submit(kHSplit, a).data(src, STARPU_R).data(hd.b[k], STARPU_W).go();
-        for (int st = 0; st < kNumSteps; ++st) {
-          Args sa = a;
-          sa.step = st;
-          Submit(kHLift, sa).data(hd.b[k], STARPU_RW).go();
-        }
-        if (a.above || a.below) {
-          Args ha = a;
-          ha.dir = int(Direction::Forward);
-          ha.halo_h = a.h;
-          ha.halo_w = a.w;
-          Submit(kHaloCopy, ha).data(hd.b[k], STARPU_R)
-              .data_if(a.above, hd.top[l][k], STARPU_W).data_if(a.below, hd.bot[l][k], STARPU_W).go();
-        }
+    const int L = p.levels();
+    auto horizontal = [&](int l, int k) {  // the horizontal pass, then the halos it owes
+      if (l == L) return;
+      const Args a = region(p, l, k);
+      starpu_data_handle_t src = l == 0 ? hd.in[k] : hd.out[k];
+      if (pipeline == Pipeline::Fused) {
+        Submit(kHFwd, a).data(src, STARPU_R).data(hd.b[k], STARPU_W)
+            .data_if(a.above, hd.top[l][k], STARPU_W).data_if(a.below, hd.bot[l][k], STARPU_W).go();
+        return;
       }
+      Submit(kHSplit, a).data(src, STARPU_R).data(hd.b[k], STARPU_W).go();
+      for (int st = 0; st < kNumSteps; ++st) {
+        Args sa = a;
+        sa.step = st;
+        Submit(kHLift, sa).data(hd.b[k], STARPU_RW).go();
+      }
+      if (a.above || a.below) {
+        Args ha = a;
+        ha.dir = int(Direction::Forward);
+        ha.halo_h = a.h;
+        ha.halo_w = a.w;
+        Submit(kHaloCopy, ha).data(hd.b[k], STARPU_R)
+            .data_if(a.above, hd.top[l][k], STARPU_W).data_if(a.below, hd.bot[l][k], STARPU_W).go();
+      }
+    };
+    auto vertical = [&](int l, int k) {  // the vertical pass with the neighbours' halos
+      const Args a = region(p, l, k);
       const starpu_data_access_mode out_mode = l == 0 ? STARPU_W : STARPU_RW;
-      for (int k = 0; k < U; ++k) {  // vertical pass with the neighbours' halos
-        const Args a = region(p, l, k);
-        if (pipeline == Pipeline::Fused) {
-          Submit(kVFwd, a).data(hd.b[k], STARPU_R).data(hd.out[k], out_mode)
-              .data_if(a.above, hd.above(l, k), STARPU_R).data_if(a.below, hd.below(l, k), STARPU_R).go();
-          continue;
-        }
+      if (pipeline == Pipeline::Fused) {
+        Submit(kVFwd, a).data(hd.b[k], STARPU_R).data(hd.out[k], out_mode)
+            .data_if(a.above, hd.above(l, k), STARPU_R).data_if(a.below, hd.below(l, k), STARPU_R).go();
+      } else {
         Submit(kVGather, a).data(hd.b[k], STARPU_R).data(hd.win[k], STARPU_W)
             .data_if(a.above, hd.above(l, k), STARPU_R).data_if(a.below, hd.below(l, k), STARPU_R).go();
         for (int st = 0; st < kNumSteps; ++st) {
@@ -433,68 +447,54 @@ void forward(const Plan& p, Pipeline pipeline, const float* image, float* units_
         }
         Submit(kVScatter, a).data(hd.win[k], STARPU_R).data(hd.out[k], out_mode).go();
       }
-    }
-    // Each unit's coefficients may go home as soon as its last task ends, overlapping the
-    // copies with other units' work instead of queueing them all at unregistration.
-    for (starpu_data_handle_t h : hd.out) starpu_data_wont_use(h);
+      // The unit's coefficients may go home as soon as its last task ends.
+      if (l == L - 1) starpu_data_wont_use(hd.out[k]);
+    };
+    wavefront(p.units(), L, horizontal, vertical);
     starpu_task_wait_for_all();
   }  // unregistering brings the output strips home
   end_stats(stats);
 }
 
+// The inverse runs the levels backwards with the same wavefront: the "writers" of level
+// j's halos (j = 0 the coarsest) are the initial copy (j = 0) and the horizontal inverse of
+// the level below; the readers are the vertical inverses.
 void inverse(const Plan& p, Pipeline pipeline, const float* units_layout, float* image,
              std::vector<WorkerStats>* stats) {
   begin_stats();
   {
     Handles hd(p, units_layout, image, true, pipeline == Pipeline::Steps);
-    const int U = p.units(), L = p.levels();
-    // B starts as a copy of the coefficients; the coarsest level's halos come with it.
-    for (int k = 0; k < U; ++k) {
-      Args a = region(p, L - 1, k);
-      a.h = p.unit_rows(0, k);
-      a.w = p.width();
-      a.halo_h = p.unit_rows(L - 1, k);
-      a.halo_w = p.cols(L - 1);
-      Submit(kInvCopy, a).data(hd.in[k], STARPU_R).data(hd.b[k], STARPU_W)
-          .data_if(a.above, hd.top[L - 1][k], STARPU_W).data_if(a.below, hd.bot[L - 1][k], STARPU_W).go();
-    }
-    for (int l = L - 1; l >= 0; --l) {
-      for (int k = 0; k < U; ++k) {  // vertical inverse: B + halos -> S (x-order rows)
-        Args a = region(p, l, k);
-        a.dir = int(Direction::Inverse);
-        if (pipeline == Pipeline::Fused) {
-          Submit(kVInv, a).data(hd.b[k], STARPU_R).data(hd.s[k], STARPU_W)
-              .data_if(a.above, hd.above(l, k), STARPU_R).data_if(a.below, hd.below(l, k), STARPU_R).go();
-          continue;
-        }
-        Submit(kVGatherInv, a).data(hd.b[k], STARPU_R).data(hd.win[k], STARPU_W)
-            .data_if(a.above, hd.above(l, k), STARPU_R).data_if(a.below, hd.below(l, k), STARPU_R).go();
-        for (int st = kNumSteps - 1; st >= 0; --st) {
-          Args sa = a;
-          sa.step = st;
-          Submit(kVLift, sa).data(hd.win[k], STARPU_RW).go();
-        }
-        Submit(kVScatterInv, a).data(hd.win[k], STARPU_R).data(hd.s[k], STARPU_W).go();
+    const int L = p.levels();
+    auto writer = [&](int j, int k) {
+      if (j == 0) {  // B starts as a copy of the coefficients; the coarsest halos come with it
+        Args a = region(p, L - 1, k);
+        a.h = p.unit_rows(0, k);
+        a.w = p.width();
+        a.halo_h = p.unit_rows(L - 1, k);
+        a.halo_w = p.cols(L - 1);
+        Submit(kInvCopy, a).data(hd.in[k], STARPU_R).data(hd.b[k], STARPU_W)
+            .data_if(a.above, hd.top[L - 1][k], STARPU_W).data_if(a.below, hd.bot[L - 1][k], STARPU_W).go();
+        return;
       }
-      for (int k = 0; k < U; ++k) {  // horizontal inverse: S -> B's level region, or the image
-        Args a = region(p, l, k);
-        a.dir = int(Direction::Inverse);
-        starpu_data_handle_t dst = l > 0 ? hd.b[k] : hd.out[k];
-        const starpu_data_access_mode mode = l > 0 ? STARPU_RW : STARPU_W;
-        // Halos for the next finer level's vertical inverse, from dst's level l-1 region.
-        Args ha = a;
-        ha.above = l > 0 && a.above;
-        ha.below = l > 0 && a.below;
-        if (l > 0) {
-          ha.halo_h = p.unit_rows(l - 1, k);
-          ha.halo_w = p.cols(l - 1);
-        }
-        if (pipeline == Pipeline::Fused) {
-          Submit(kHInv, ha).data(hd.s[k], STARPU_R).data(dst, mode)
-              .data_if(ha.above, hd.top[l - 1 < 0 ? 0 : l - 1][k], STARPU_W)
-              .data_if(ha.below, hd.bot[l - 1 < 0 ? 0 : l - 1][k], STARPU_W).go();
-          continue;
-        }
+      // Horizontal inverse of level l: S -> B's level region, or the image at level 0; it
+      // writes the halos of level l - 1 from dst's region there.
+      const int l = L - j;
+      Args a = region(p, l, k);
+      a.dir = int(Direction::Inverse);
+      starpu_data_handle_t dst = l > 0 ? hd.b[k] : hd.out[k];
+      const starpu_data_access_mode mode = l > 0 ? STARPU_RW : STARPU_W;
+      Args ha = a;
+      ha.above = l > 0 && a.above;
+      ha.below = l > 0 && a.below;
+      if (l > 0) {
+        ha.halo_h = p.unit_rows(l - 1, k);
+        ha.halo_w = p.cols(l - 1);
+      }
+      const int hl = l > 0 ? l - 1 : 0;
+      if (pipeline == Pipeline::Fused) {
+        Submit(kHInv, ha).data(hd.s[k], STARPU_R).data(dst, mode)
+            .data_if(ha.above, hd.top[hl][k], STARPU_W).data_if(ha.below, hd.bot[hl][k], STARPU_W).go();
+      } else {
         for (int st = kNumSteps - 1; st >= 0; --st) {
           Args sa = a;
           sa.step = st;
@@ -506,11 +506,30 @@ void inverse(const Plan& p, Pipeline pipeline, const float* units_layout, float*
         if (ha.above || ha.below) {
           ha.dir = int(Direction::Inverse);
           Submit(kHaloCopy, ha).data(dst, STARPU_R)
-              .data_if(ha.above, hd.top[l - 1][k], STARPU_W).data_if(ha.below, hd.bot[l - 1][k], STARPU_W).go();
+              .data_if(ha.above, hd.top[hl][k], STARPU_W).data_if(ha.below, hd.bot[hl][k], STARPU_W).go();
         }
       }
-    }
-    for (starpu_data_handle_t h : hd.out) starpu_data_wont_use(h);
+      if (l == 0) starpu_data_wont_use(hd.out[k]);
+    };
+    auto reader = [&](int j, int k) {  // vertical inverse of level L-1-j: B + halos -> S
+      const int l = L - 1 - j;
+      Args a = region(p, l, k);
+      a.dir = int(Direction::Inverse);
+      if (pipeline == Pipeline::Fused) {
+        Submit(kVInv, a).data(hd.b[k], STARPU_R).data(hd.s[k], STARPU_W)
+            .data_if(a.above, hd.above(l, k), STARPU_R).data_if(a.below, hd.below(l, k), STARPU_R).go();
+        return;
+      }
+      Submit(kVGatherInv, a).data(hd.b[k], STARPU_R).data(hd.win[k], STARPU_W)
+          .data_if(a.above, hd.above(l, k), STARPU_R).data_if(a.below, hd.below(l, k), STARPU_R).go();
+      for (int st = kNumSteps - 1; st >= 0; --st) {
+        Args sa = a;
+        sa.step = st;
+        Submit(kVLift, sa).data(hd.win[k], STARPU_RW).go();
+      }
+      Submit(kVScatterInv, a).data(hd.win[k], STARPU_R).data(hd.s[k], STARPU_W).go();
+    };
+    wavefront(p.units(), L, writer, reader);
     starpu_task_wait_for_all();
   }
   end_stats(stats);

@@ -59,6 +59,7 @@ struct CodeletState {
   std::vector<double> shares;    // the last computed target shares, and when
   double shares_us = -1;
   int index = 0;                 // in Policy::codelets
+  std::vector<char> eligible;    // workers with an implementation, when fixed per codelet
 };
 
 // An FNN sample a worker recorded, merged into its codelet's samples under the lock.
@@ -514,8 +515,14 @@ int push(starpu_task* task) {
     task->sched_data = &c;  // for post_exec, which runs without the lock
     const UnitChoice u = unit_of(*p, task);
     const std::size_t n = p->workers.size();
-    std::vector<char> eligible(n);
-    for (std::size_t w = 0; w < n; ++w) eligible[w] = char(can_run(*p, int(w), task));
+    // Who can run it depends on the codelet alone unless it has a can_execute callback.
+    std::vector<char> own_eligible;
+    if (task->cl->can_execute || c.eligible.empty()) {
+      own_eligible.resize(n);
+      for (std::size_t w = 0; w < n; ++w) own_eligible[w] = char(can_run(*p, int(w), task));
+      if (!task->cl->can_execute) c.eligible = own_eligible;
+    }
+    const std::vector<char>& eligible = task->cl->can_execute ? own_eligible : c.eligible;
     if (u.owner >= 0 && eligible[std::size_t(u.owner)]) {
       chosen = u.owner;  // the unit's data is there
       if (p->balancer.owner(u.unit) != chosen) p->balancer.assign(u.unit, chosen, u.bytes);
