@@ -8,6 +8,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 export BUILD_DIR=${BUILD_DIR:-$root/build-gpu}
 "$root/scripts/build.sh" -DFNNDTPS_BUILD_CUDA=ON
 source "$root/scripts/env.sh"
+"$root/scripts/build_starpu_examples.sh" "$BUILD_DIR/bin"  # StarPU's own sgemm/dgemm
 carry=$root/.carry
 rm -rf "$carry"; mkdir -p "$carry/bin" "$carry/lib"
 for f in "$BUILD_DIR"/bin/* "$BUILD_DIR"/lib/*.so; do

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine from the repository root, with .carry/ from scripts/gpu/pack.sh:
 # the CUDA tests, then the benchmarks. Logs go to $OUT (the device tool brings them back).
-#   bash scripts/gpu/run.sh [tests] [kernels] [overhead] [e2e] [e2e256]   (default: all)
+#   bash scripts/gpu/run.sh [tests] [kernels] [overhead] [e2e] [e2e256] [gemm]
+# (default: tests overhead e2e gemm)
 set -uo pipefail
 root=$(pwd)
 OUT=${OUT:-$root/gpu-out}; mkdir -p "$OUT"
@@ -21,7 +22,7 @@ sampling=$(grep -aom1 '/[[:alnum:]/._-]*/share/starpu/perfmodels/sampling' "$roo
 # One CPU worker per logical CPU: StarPU otherwise takes one per core.
 tpc=$(lscpu | awk -F: '/Thread\(s\) per core/{gsub(/ /,"",$2); print $2}')
 export STARPU_NTHREADS_PER_CORE=${STARPU_NTHREADS_PER_CORE:-${tpc:-1}}
-parts=${*:-tests kernels overhead e2e e2e256}
+parts=${*:-tests overhead e2e gemm}
 status=0
 # At most 8 files come back from the device: the run's own log (machine, progress) goes to
 # stdout; tests share tests.log; each benchmark writes its table and CSV.
@@ -41,6 +42,8 @@ if [[ $parts == *tests* ]]; then
   cat "$OUT/one.log" >>"$OUT/tests.log"
   STARPU_NCUDA=1 bash tests/cli_lwt2d.sh "$bin/lwt2d" >"$OUT/one.log" 2>&1 && echo "== cli passed" || { echo "== cli FAILED"; cat "$OUT/one.log"; status=1; }
   cat "$OUT/one.log" >>"$OUT/tests.log"; rm -f "$OUT/one.log"
+  STARPU_NCUDA=1 bash tests/cli_gemm.sh "$bin/gemm" >"$OUT/one.log" 2>&1 && echo "== cli_gemm passed" || { echo "== cli_gemm FAILED"; tail -30 "$OUT/one.log"; status=1; }
+  cat "$OUT/one.log" >>"$OUT/tests.log"; rm -f "$OUT/one.log"
 fi
 if [[ $parts == *kernels* ]]; then
   echo "== fused CUDA passes, device-resident"
@@ -58,5 +61,19 @@ fi
 if [[ $parts == *e2e256* ]]; then
   echo "== end to end, host to host, 256 units"
   bash bench/lwt_e2e.sh "$bin/lwt2d" --size 16384 --levels 4 --units 256 --reps 5 --warmup 3 --csv "$OUT/lwt_e2e_256.csv" | tee "$OUT/lwt_e2e_256.txt"
+fi
+if [[ $parts == *gemm* ]]; then
+  # DESIGN §10: sgemm 16384 on CPUs + GPU. Our app sends A and B again every iteration;
+  # StarPU's example keeps them on the GPU (see bench/gemm.sh).
+  for tile in 1024 2048; do
+    echo "== sgemm 16384, tile $tile"
+    bash bench/gemm.sh --gemm "$bin/gemm" --example "$bin/sgemm" --lib "$root/.carry/lib/libfnndtps.so" \
+      --size 16384 --tile $tile --iter 6 --csv "$OUT/gemm_$tile.csv" \
+      "gpu-only:STARPU_SCHED=dmdas STARPU_NCPU=0" "dmdas:STARPU_SCHED=dmdas" "dmda:STARPU_SCHED=dmda" \
+      "heteroprio:STARPU_SCHED=heteroprio" "fnn-dtps:STARPU_SCHED=fnn-dtps" "dtps:STARPU_SCHED=dtps" \
+      "fnn:STARPU_SCHED=fnn"
+  done
+  echo "== the CPU class alone (sgemm 4096, tile 1024), for the bound"
+  STARPU_NCUDA=0 STARPU_SCHED=dmdas "$bin/gemm" --size 4096 --tile 1024 --iter 4 | grep RESULT
 fi
 exit $status
