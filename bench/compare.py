@@ -799,13 +799,16 @@ def plot(args, rows, bounds, title):
         n_ours = sum(1 for p in policies if p in OURS)
         if n_ours:
             ax.axvspan(-0.5, n_ours - 0.5, color="#E8F3E8", zorder=0)
-        top = 0.0
         bound_text = []
+        here = [x for x in rows if x.app == app and x.size == size]
+        # The axis ends a little above the slowest median (or the bound): a lone slow outlier
+        # keeps the panel readable, its error bar is cut and its maximum written at the top.
+        top = max([x.m.median_ms for x in here if x.m.status == "ok" and x.kind != "class"] +
+                  [bounds.get((app, size, c.name)) or 0 for c in shown] + [0]) * 1.35
         for ci, cond in enumerate(shown):
             colour = COND_COLOURS[ci % len(COND_COLOURS)]
             for pi, p in enumerate(policies):
-                r = next((x for x in rows if x.app == app and x.size == size and x.cond is cond
-                          and x.policy == p), None)
+                r = next((x for x in here if x.cond is cond and x.policy == p), None)
                 x = pi - 0.4 + bw * (ci + 0.5)
                 if r is None or r.m.status == "skipped":
                     continue
@@ -817,21 +820,24 @@ def plot(args, rows, bounds, title):
                 ours = p in OURS
                 ax.bar(x, r.m.median_ms, bw * 0.92, color=colour, alpha=1.0 if ours else 0.55,
                        hatch=None if ours else "//", edgecolor="black" if ours else colour, linewidth=0.6, zorder=2)
-                ax.errorbar(x, r.m.median_ms, yerr=[[r.m.median_ms - r.m.min_ms], [r.m.max_ms - r.m.median_ms]],
-                            fmt="none", ecolor="black", elinewidth=0.8, capsize=2, zorder=3)
-                top = max(top, r.m.max_ms)
-                if r.pct_bound:
-                    ax.annotate(f"{r.pct_bound:.0f}%", (x, r.m.max_ms), xytext=(0, 2), textcoords="offset points",
+                hi = min(r.m.max_ms, top * 0.9)
+                ax.errorbar(x, r.m.median_ms, yerr=[[r.m.median_ms - r.m.min_ms], [hi - r.m.median_ms]],
+                            fmt="none", ecolor="black", elinewidth=0.8, capsize=0 if hi < r.m.max_ms else 2, zorder=3)
+                label = f"{r.pct_bound:.0f}%" if r.pct_bound else ""
+                if hi < r.m.max_ms:  # written downwards beside the cut bar, inside the panel
+                    ax.annotate(f"max {r.m.max_ms:.3g}" + (f" ({label})" if label else ""), (x, top), xytext=(2, -3),
+                                textcoords="offset points", ha="left", va="top", fontsize=6.5, rotation=90,
+                                color="#333333")
+                elif label:
+                    ax.annotate(label, (x, hi), xytext=(0, 2), textcoords="offset points",
                                 ha="center", va="bottom", fontsize=6.5, rotation=90, color="#333333")
             b = bounds.get((app, size, cond.name))
-            skipped = next((x for x in rows if x.app == app and x.size == size and x.cond is cond
-                            and x.m.status == "skipped"), None)
-            if skipped:
+            if any(x.cond is cond and x.m.status == "skipped" for x in here):
                 bound_text.append(f"{cond.label} skipped")
             if b:
                 ax.axhline(b, color=colour, linestyle="--", linewidth=1.4, zorder=3)
-                top = max(top, b)
                 bound_text.append(f"{cond.label} {b:.3g} ms")
+        top = top or 1.0
         ax.set_xticks(range(len(policies)))
         ax.set_xticklabels(policies, rotation=30, ha="right", fontsize=9)
         for lbl, p in zip(ax.get_xticklabels(), policies):
@@ -839,22 +845,20 @@ def plot(args, rows, bounds, title):
                 lbl.set_fontweight("bold")
                 lbl.set_color("#1B5E20")
         ax.set_xlim(-0.5, len(policies) - 0.5)
-        ax.set_ylim(0, top * 1.22 if top else 1)
+        ax.set_ylim(0, top)
         ax.set_ylabel("time (ms), lower is better")
         ax.set_title(f"{app} {setups[(app, size)]}" + ("\nbound T* (dashed): " + ", ".join(bound_text) if bound_text else ""),
                      fontsize=10)
         ax.grid(axis="y", alpha=0.3, zorder=1)
-        if n_ours:
-            ax.text(( n_ours - 1) / 2, top * 1.16 if top else 0.9, "ours", ha="center", fontsize=8, color="#1B5E20")
-            ax.text((n_ours + len(policies) - 1) / 2, top * 1.16 if top else 0.9, "StarPU built-ins",
-                    ha="center", fontsize=8, color="#555555")
     for ax in list(axes.flat)[len(panels):]:
         ax.axis("off")
     handles = [Patch(facecolor=COND_COLOURS[i % len(COND_COLOURS)], edgecolor="black", label=c.label)
                for i, c in enumerate(shown)]
-    handles += [Patch(facecolor="white", edgecolor="grey", hatch="//", label="built-in (hatched)"),
+    handles += [Patch(facecolor="#E8F3E8", edgecolor="none", label="ours: shaded, names in bold"),
+                Patch(facecolor="white", edgecolor="grey", hatch="//", label="StarPU built-ins: hatched"),
                 Line2D([0], [0], color="black", linestyle="--", label="divisible-load bound T* (per condition)"),
-                Line2D([0], [0], color="black", marker="|", linestyle="none", label="min-max of the timed runs")]
+                Line2D([0], [0], color="black", marker="|", linestyle="none",
+                       label="min-max of the timed runs (cut ones: max written)")]
     # Inches kept for the title (top) and the legend (bottom), whatever the number of panels.
     fig_h = fig.get_figheight()
     fig.suptitle(title, fontsize=10, y=1 - 0.08 / fig_h, va="top")
@@ -943,7 +947,7 @@ def replot(args):
                       if not x.startswith("ours:")]
     with open(args.from_csv, newline="") as f:
         first = next(csv.DictReader(f), {})
-    title = (header[0].replace("compare.py: ", "") +
+    title = (header[0].replace("compare.py: ", "").split("; detected from")[0] +
              f"\nmedian of {first.get('reps', '?')} after {first.get('warmup', '?')} warm-up; "
              "error bars: min-max; labels: % of the bound")
     print(write_table(args, rows, bounds, header), end="")
