@@ -30,6 +30,12 @@ Learned models: every (app, condition, policy) gets its own FNNDTPS_MODEL_DIR un
 emptied at the start (--keep-models keeps them): what our policies learn carries across the sizes
 of one condition, never across conditions. StarPU's own performance models stay where StarPU keeps
 them (STARPU_HOME), as for any StarPU program; the warm-up runs calibrate what is missing.
+
+Workers: on a GPU machine, StarPU's defaults (--ncpu N to fix the CPU workers). On a CPU-only
+machine, one CPU worker per emulated factor in every condition (default 1,1,2,4 from 4 cores,
+1,3 on 2-3 cores: never more workers than cores, or the workers measured alone would be faster
+than they can be together). Every process gets MALLOC_MMAP_THRESHOLD_=32 MiB (--no-malloc-tuning
+to leave it): glibc's default doubles a one-worker lwt2d's time in page faults.
 """
 import argparse
 import csv
@@ -97,8 +103,7 @@ def fmt(x, spec=".2f"):
 
 
 # ---------------------------------------------------------------------------------------------
-# The competitors' programs, each behind one signature: command(size) -> argv, and
-# parse(stdout) -> {median_ms, min_ms, max_ms, times_ms, cpu, cuda, throughput}.
+# The competitors' programs, each behind one signature (class App).
 
 @dataclass
 class Measure:
@@ -146,10 +151,15 @@ def times_field(d):
 
 
 class App:
+    """One competitor: sizes() to run, setup(size) to name a panel, command(size) the argv of one
+    process; parse(stdout, size) -> Measure for programs that time their own repetitions after
+    their warm-up (in_process), parse_one(stdout, size) -> ms for those run once per repetition."""
     name = ""
+    unit = "GFLOP/s"
     in_process = True           # warm-up and timed runs in one process
     honours_emulation = True    # runs our codelets, which honour FNNDTPS_SLOWDOWN
     registers_policies = True   # links our policies (else STARPU_SCHED_LIB loads them)
+    binary = ""
 
     def __init__(self, args):
         self.args = args
@@ -157,15 +167,12 @@ class App:
     def available(self):
         return (os.access(self.binary, os.X_OK), f"{self.binary} not built")
 
-    def sizes(self):
-        raise NotImplementedError
-
-    def label(self, size):
-        return str(size)
-
 
 class Lwt2d(App):
+    """apps/lwt2d.cpp demo: RESULT forward ... median_ms= min_ms= max_ms= over --repeat runs after
+    --warmup ones."""
     name = "lwt2d"
+    unit = "GB/s"
 
     def __init__(self, args):
         super().__init__(args)
@@ -195,15 +202,11 @@ class Lwt2d(App):
             m.throughput = 2 * size * size * 4 / (m.median_ms * 1e6)  # GB/s, host to host
         return m
 
-    unit = "GB/s"
-
 
 class Gemm(App):
     """Our tiled GEMM (apps/gemm.cpp): RESULT gemm ... median_ms=.. gflops=..; per-iteration lines
     give the times when they name a time in ms."""
     name = "gemm"
-    unit = "GFLOP/s"
-    registers_policies = True
 
     def __init__(self, args):
         super().__init__(args)
@@ -265,7 +268,6 @@ class StarpuXgemm(App):
     in_process = False
     honours_emulation = False
     registers_policies = False
-    unit = "GFLOP/s"
 
     def __init__(self, args, prec):
         super().__init__(args)
