@@ -249,7 +249,8 @@ class Gemm(App):
                 its = its[self.args.warmup:] if len(its) > self.args.warmup else []
             m.times_ms = its
         if m.times_ms and len(m.times_ms) >= self.args.reps:
-            ts = sorted(m.times_ms[-self.args.reps:])
+            m.times_ms = m.times_ms[-self.args.reps:]  # the warm-up iterations come first
+            ts = sorted(m.times_ms)
             m.median_ms, m.min_ms, m.max_ms = ts[len(ts) // 2], ts[0], ts[-1]
         elif not self.has_warmup_flag():
             m.note = "median over all iterations, warm-up included (no per-iteration times found)"
