@@ -5,6 +5,25 @@
 
 namespace sched {
 
+void drop_fractional_workers(std::vector<double>& s, const std::vector<char>& eligible, double units) {
+  auto counts = [&](std::size_t w) { return eligible.empty() || eligible[w]; };
+  std::size_t largest = 0;
+  for (std::size_t w = 0; w < s.size(); ++w)
+    if (counts(w) && (!counts(largest) || s[w] > s[largest])) largest = w;
+  for (bool changed = true; changed;) {
+    changed = false;
+    double sum = 0;
+    for (std::size_t w = 0; w < s.size(); ++w)
+      if (counts(w)) sum += std::max(0.0, s[w]);
+    if (sum <= 0) return;
+    for (std::size_t w = 0; w < s.size(); ++w)
+      if (counts(w) && w != largest && s[w] > 0 && s[w] / sum * units < 1.0) {
+        s[w] = 0;
+        changed = true;
+      }
+  }
+}
+
 Balancer::Balancer(std::size_t workers)
     : queues_(workers), shares_(workers, workers ? 1.0 / double(workers) : 0.0), assigned_(workers, 0.0) {}
 

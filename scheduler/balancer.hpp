@@ -20,6 +20,11 @@ struct Queued {
   int codelet = 0;  // the policy's codelet slot, for cost estimates
 };
 
+// Units are indivisible: zeroes the shares of eligible workers (all when `eligible` is
+// empty) whose part of `units` units is below one, until none is (dropping one raises the
+// others' parts); the largest share always stays.
+void drop_fractional_workers(std::vector<double>& shares, const std::vector<char>& eligible, double units);
+
 class Balancer {
  public:
   explicit Balancer(std::size_t workers);

@@ -60,6 +60,8 @@ struct CodeletState {
   double shares_us = -1;
   int index = 0;                 // in Policy::codelets
   std::vector<char> eligible;    // workers with an implementation, when fixed per codelet
+  long placed_units = 0;         // new units placed in this batch
+  double last_units = 0;         // ... and in the last batch that placed any
 };
 
 // An FNN sample a worker recorded, merged into its codelet's samples under the lock.
@@ -251,7 +253,7 @@ std::vector<double> class_split(const Policy& p, double alpha, const std::vector
   return s;
 }
 
-std::vector<double> compute_shares(Policy& p, CodeletState& c) {
+std::vector<double> source_shares(Policy& p, CodeletState& c) {
   const std::size_t n = p.workers.size();
   switch (p.source) {
     case Source::Even:
@@ -274,6 +276,16 @@ std::vector<double> compute_shares(Policy& p, CodeletState& c) {
     }
   }
   return std::vector<double>(n, 1.0);
+}
+
+std::vector<double> compute_shares(Policy& p, CodeletState& c) {
+  std::vector<double> s = source_shares(p, c);
+  // Units are indivisible (seed 000's data units): a worker whose share of a batch is under
+  // one whole unit would finish that unit after the others finish everything, so it gets
+  // none. The batch size is the last batch's count of new units. `even` keeps pure division.
+  if (p.source != Source::Even && c.last_units >= 1)
+    drop_fractional_workers(s, c.eligible, c.last_units);  // balancer.hpp
+  return s;
 }
 
 const std::vector<double>& shares_for(Policy& p, CodeletState& c, double now) {
@@ -380,7 +392,11 @@ void start_batch(Policy& p) {
     s.last_end_us = p.batch_start_us;
     s.batch_bytes = 0;
   }
-  for (auto& c : p.codelets) c->batch_bytes = 0;
+  for (auto& c : p.codelets) {
+    c->batch_bytes = 0;
+    if (c->placed_units > 0) c->last_units = double(c->placed_units);
+    c->placed_units = 0;
+  }
   p.balancer.start_batch();
   if (p.batch_start_us - p.shares_reset_us > kSharesTtlUs) {  // re-predict for the new batch
     invalidate_shares(p);
@@ -530,6 +546,7 @@ int push(starpu_task* task) {
       p->balancer.set_shares(shares_for(*p, c, now_us()));
       chosen = p->balancer.place(u.unit, u.bytes, eligible);
       if (chosen >= 0) ++p->workers[std::size_t(chosen)].units;
+      ++c.placed_units;
     }
     if (chosen < 0) {
       STARPU_PTHREAD_MUTEX_UNLOCK(&p->mutex);

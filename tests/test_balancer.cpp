@@ -87,4 +87,34 @@ TEST(Balancer, NoMoveOfTasksTheIdleWorkerCannotRun) {
   EXPECT_EQ(b.rebalance(1, cost, 0.5, [](void*) { return false; }), 0u);
 }
 
+TEST(DropFractionalWorkers, WorkersUnderOneUnitGetNone) {
+  // A GPU 200x a CPU core, 15 cores, 64 units: each core's part is 64/(200+15) = 0.3 unit.
+  std::vector<double> s(16, 1.0);
+  s[15] = 200;
+  sched::drop_fractional_workers(s, {}, 64);
+  for (int w = 0; w < 15; ++w) EXPECT_EQ(s[std::size_t(w)], 0.0);
+  EXPECT_EQ(s[15], 200.0);
+  // 1000 units: each core's part is 4.7 units, so all keep theirs.
+  std::vector<double> t(16, 1.0);
+  t[15] = 200;
+  sched::drop_fractional_workers(t, {}, 1000);
+  EXPECT_EQ(t[0], 1.0);
+}
+
+TEST(DropFractionalWorkers, DroppingOneRaisesTheOthersAndIneligibleDoNotCount) {
+  // Parts of 10 units: 4.5, 4.5, 0.9, 0.09: the last two are under one unit.
+  std::vector<double> s = {5, 5, 1, 0.1};
+  sched::drop_fractional_workers(s, {}, 10);
+  EXPECT_EQ(s, (std::vector<double>{5, 5, 0, 0}));
+  // Parts of 4 units over {1, 1, 3}: 1, 1, 2; drop none. An ineligible worker's share
+  // neither counts in the sum nor gets touched.
+  std::vector<double> t = {1, 1, 2, 100};
+  sched::drop_fractional_workers(t, {1, 1, 1, 0}, 4);
+  EXPECT_EQ(t, (std::vector<double>{1, 1, 2, 100}));
+  // The largest share survives even when every part is under one unit.
+  std::vector<double> u = {1, 2};
+  sched::drop_fractional_workers(u, {}, 0.5);
+  EXPECT_EQ(u, (std::vector<double>{0, 2}));
+}
+
 }  // namespace
