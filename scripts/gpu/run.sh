@@ -76,4 +76,14 @@ if [[ $parts == *gemm* ]]; then
   echo "== the CPU class alone (sgemm 4096, tile 1024), for the bound"
   STARPU_NCUDA=0 STARPU_SCHED=dmdas "$bin/gemm" --size 4096 --tile 1024 --iter 4 | grep RESULT
 fi
+if [[ $parts == *recheck* ]]; then
+  # A short re-measurement of our policies beside the best built-in and the GPU alone.
+  echo "== recheck: LWT 16384, 4 levels"
+  bash bench/lwt_e2e.sh "$bin/lwt2d" --size 16384 --levels 4 --reps 5 --warmup 3 --csv "$OUT/recheck_lwt.csv" \
+    "gpu-only:STARPU_SCHED=dmdas STARPU_NCPU=0" "cpu-only:STARPU_SCHED=dmdas STARPU_NCUDA=0" \
+    "dmdas:STARPU_SCHED=dmdas" "fnn-dtps:STARPU_SCHED=fnn-dtps" "fnn:STARPU_SCHED=fnn" "boyer:STARPU_SCHED=boyer"
+  echo "== recheck: sgemm 16384, tile 1024 (our app)"
+  bash bench/gemm.sh --gemm "$bin/gemm" --example /nonexistent --size 16384 --tile 1024 --iter 6 \
+    --csv "$OUT/recheck_gemm.csv" "dmda:STARPU_SCHED=dmda" "fnn-dtps:STARPU_SCHED=fnn-dtps" "fnn:STARPU_SCHED=fnn"
+fi
 exit $status
