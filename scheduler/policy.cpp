@@ -230,12 +230,20 @@ std::vector<double> boyer_shares(const Policy& p, const CodeletState& c) {
   return s;
 }
 
+// The FNN's target CP = f(D/T) (seed 000 eqs. 5, 21) with f(r) = (r / r_max)^(1/4): the
+// fourth root spreads the small abilities (a CPU core beside a GPU is ~1/500 of it) over the
+// sigmoid output's range, where an absolute error of a few hundredths would otherwise be a
+// several-fold error in a CPU core's share. Shares use the inverse.
+constexpr double kCpuRoot = 4;
+double cp_from_rate(double rate, double max_rate) { return std::pow(rate / max_rate, 1.0 / kCpuRoot); }
+double ability_from_cp(double cp) { return std::pow(std::clamp(cp, 1e-3, 1.0), kCpuRoot); }
+
 std::vector<double> fnn_shares(Policy& p, const CodeletState& c) {
   if (!c.trained) return boyer_shares(p, c);  // cold start: Boyer's measurement trains the model
   // seed 000 eq. 7: D_i = CP_i / sum_j CP_j x D, CP_i predicted from the live features.
   const std::vector<fnn::Features> f = p.probe->features();
   std::vector<double> s(p.workers.size());
-  for (std::size_t w = 0; w < s.size(); ++w) s[w] = std::max(1e-3, c.model->predict(f[w]));
+  for (std::size_t w = 0; w < s.size(); ++w) s[w] = ability_from_cp(c.model->predict(f[w]));
   return s;
 }
 
@@ -324,7 +332,7 @@ void train_models(Policy& p) {
     // Training waits for a few dozen new samples: batches can be short (StarPU idles
     // between an application's submissions), and each costs at most microseconds.
     if (!c.model || c.samples.size() < c.trained_upto + kTrainEvery || c.max_rate <= 0) continue;
-    for (std::size_t i = 0; i < c.samples.size(); ++i) c.samples[i].cp = c.sample_rate[i] / c.max_rate;
+    for (std::size_t i = 0; i < c.samples.size(); ++i) c.samples[i].cp = cp_from_rate(c.sample_rate[i], c.max_rate);
     if (!c.trained) {
       fnn::TrainOptions opt;  // seed 000 §5.2: pre-training, then fine-tuning
       // The tool's epochs for a few hundred samples, bounded to ~10^5 steps (tens of ms).
