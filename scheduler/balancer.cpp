@@ -39,7 +39,7 @@ void Balancer::set_shares(const std::vector<double>& shares) {
 
 int Balancer::owner(const void* unit) const {
   const auto it = owner_.find(unit);
-  return it == owner_.end() ? -1 : it->second;
+  return it == owner_.end() || it->second.batch != batch_ ? -1 : it->second.worker;
 }
 
 int Balancer::place(const void* unit, double bytes, const std::vector<char>& eligible) {
@@ -49,8 +49,8 @@ int Balancer::place(const void* unit, double bytes, const std::vector<char>& eli
       share_sum += shares_[i];
       total += assigned_[i];
     }
-  const auto prev = previous_.find(unit);
-  const int hint = prev == previous_.end() ? -1 : prev->second;
+  const auto prev = owner_.find(unit);
+  const int hint = prev == owner_.end() ? -1 : prev->second.worker;
   int best = -1;
   double best_deficit = 0;
   for (std::size_t i = 0; i < shares_.size(); ++i) {
@@ -75,21 +75,17 @@ int Balancer::place(const void* unit, double bytes, const std::vector<char>& eli
 
 void Balancer::assign(const void* unit, int worker, double bytes) {
   const auto it = owner_.find(unit);
-  if (it != owner_.end() && it->second >= 0) assigned_[std::size_t(it->second)] -= bytes;
-  owner_[unit] = worker;
+  if (it != owner_.end() && it->second.batch == batch_) assigned_[std::size_t(it->second.worker)] -= bytes;
+  owner_[unit] = Owner{worker, batch_};
   assigned_[std::size_t(worker)] += bytes;
 }
 
 void Balancer::start_batch() {
   std::fill(assigned_.begin(), assigned_.end(), 0.0);
-  for (const auto& [unit, worker] : owner_) previous_[unit] = worker;
-  owner_.clear();
+  ++batch_;
 }
 
-void Balancer::forget_units() {
-  owner_.clear();
-  previous_.clear();
-}
+void Balancer::forget_units() { owner_.clear(); }
 
 void Balancer::push(int worker, const Queued& q) { queues_[std::size_t(worker)].push_back(q); }
 

@@ -76,7 +76,14 @@ class Balancer {
  private:
   std::vector<std::deque<Queued>> queues_;
   std::vector<double> shares_, assigned_;
-  std::unordered_map<const void*, int> owner_, previous_;
+  // Owner of each unit and the batch it was placed in: an entry from an earlier batch is
+  // only a hint (start_batch is O(1), whatever the number of units).
+  struct Owner {
+    int worker;
+    long batch;
+  };
+  std::unordered_map<const void*, Owner> owner_;
+  long batch_ = 0;
 };
 
 }  // namespace sched

@@ -116,6 +116,10 @@ struct Policy {
   std::unique_ptr<std::atomic<int>[]> queued;
   std::atomic<long> queued_total{0};
   std::unique_ptr<std::atomic<bool>[]> waiting;
+  // Pushes so far, and the count at each worker's last re-balancing that found nothing to
+  // take: an idle worker does not retry (and take the lock) until something was pushed.
+  std::atomic<long> pushes{0};
+  std::unique_ptr<std::atomic<long>[]> futile_at;
 
   // Batch state: from the first push after all workers went idle to the next such moment.
   std::atomic<long> in_flight{0};
@@ -332,7 +336,10 @@ void train_models(Policy& p) {
     // Training waits for a few dozen new samples: batches can be short (StarPU idles
     // between an application's submissions), and each costs at most microseconds.
     if (!c.model || c.samples.size() < c.trained_upto + kTrainEvery || c.max_rate <= 0) continue;
-    for (std::size_t i = 0; i < c.samples.size(); ++i) c.samples[i].cp = cp_from_rate(c.sample_rate[i], c.max_rate);
+    // Targets from the rates seen so far: all of them for the first training, the new
+    // ones after (a costlier re-normalisation of old samples buys nothing online).
+    for (std::size_t i = c.trained ? c.trained_upto : 0; i < c.samples.size(); ++i)
+      c.samples[i].cp = cp_from_rate(c.sample_rate[i], c.max_rate);
     if (!c.trained) {
       fnn::TrainOptions opt;  // seed 000 §5.2: pre-training, then fine-tuning
       // The tool's epochs for a few hundred samples, bounded to ~10^5 steps (tens of ms).
@@ -423,9 +430,11 @@ void init(unsigned ctx, Source source) {
     if (starpu_pthread_mutex_init(&p->mutex, nullptr) != 0) throw std::runtime_error("cannot create the policy mutex");
     p->queued = std::make_unique<std::atomic<int>[]>(n);
     p->waiting = std::make_unique<std::atomic<bool>[]>(n);
+    p->futile_at = std::make_unique<std::atomic<long>[]>(n);
     for (unsigned w = 0; w < n; ++w) {
       p->queued[w] = 0;
       p->waiting[w] = false;
+      p->futile_at[w] = -1;
     }
     std::vector<WorkerSpec> specs;
     for (unsigned w = 0; w < n; ++w) {
@@ -562,10 +571,13 @@ int push(starpu_task* task) {
     }
     // Start moving the task's data now, as StarPU's dm* policies do, so transfers overlap
     // the work queued before it.
-    if (starpu_get_prefetch_flag()) starpu_prefetch_task_input_for(task, p->workers[std::size_t(chosen)].id);
+    const int id = p->workers[std::size_t(chosen)].id;
+    if (starpu_get_prefetch_flag() && starpu_worker_get_memory_node(unsigned(id)) != STARPU_MAIN_RAM)
+      starpu_prefetch_task_input_for(task, id);
     p->balancer.push(chosen, Queued{task, u.unit, u.bytes, c.index});
     p->queued[chosen].fetch_add(1, std::memory_order_relaxed);
     p->queued_total.fetch_add(1, std::memory_order_relaxed);
+    p->pushes.fetch_add(1, std::memory_order_relaxed);
     ++p->in_flight;
     starpu_push_task_end(task);
     p->waiting[chosen] = false;
@@ -592,10 +604,16 @@ starpu_task* pop(unsigned ctx) {
   starpu_task* task = nullptr;
   // Nothing queued here and nothing to take: return without the lock (a push wakes us).
   // Reading the counters unlocked races only with a push that will wake this worker.
-  if (p->queued[w].load(std::memory_order_relaxed) == 0 &&
-      (!p->rebalance || p->queued_total.load(std::memory_order_relaxed) == 0)) {
-    p->waiting[w] = true;
-    return nullptr;
+  if (p->queued[w].load(std::memory_order_relaxed) == 0) {
+    // Only a queue of two or more holds a unit worth taking: its owner is busy with the first.
+    bool worth = false;
+    if (p->rebalance && p->futile_at[w].load(std::memory_order_relaxed) != p->pushes.load(std::memory_order_relaxed))
+      for (std::size_t i = 0; i < p->workers.size() && !worth; ++i)
+        worth = p->queued[i].load(std::memory_order_relaxed) >= 2;
+    if (!worth) {
+      p->waiting[w] = true;
+      return nullptr;
+    }
   }
   try {
     starpu_worker_relax_on();
@@ -617,6 +635,7 @@ starpu_task* pop(unsigned ctx) {
       const std::size_t moved =
           p->balancer.rebalance(w, cost, p->cfg.threshold, [&](void* t) { return can_run(*p, w, static_cast<starpu_task*>(t)); });
       p->moved_tasks += long(moved);
+      if (moved == 0) p->futile_at[w] = p->pushes.load(std::memory_order_relaxed);
       if (moved > 0) {
         for (std::size_t i = 0; i < p->workers.size(); ++i)
           p->queued[i].store(int(p->balancer.queued(int(i))), std::memory_order_relaxed);
