@@ -7,10 +7,13 @@
 #include <ostream>
 #include <string_view>
 #include <system_error>
+#include "fnn/text.hpp"
 
 namespace fnn {
 
 namespace {
+
+using fnn::text::shown;
 
 constexpr std::size_t kColumns = kInputs + 1;  // the five features, then CP
 constexpr const char* kExpected = "F,M,P,UF,UM,CP";
@@ -38,16 +41,6 @@ std::vector<std::string_view> split_commas(std::string_view line) {
 
 std::string column_name(std::size_t c) { return c < kInputs ? kInputNames[c] : "CP"; }
 
-// A field as quoted in an error message: control characters replaced and long fields
-// shortened, so the message stays one short line.
-std::string shown(std::string_view s) {
-  std::string out(s.substr(0, 40));
-  for (char& c : out) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  }
-  if (s.size() > 40) out.replace(37, 3, "...");
-  return out;
-}
 
 }  // namespace
 

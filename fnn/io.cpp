@@ -14,45 +14,22 @@
 #include <string_view>
 #include <system_error>
 #include <vector>
+#include "fnn/text.hpp"
 
 namespace fnn {
 
 namespace {
 
+using fnn::text::fnv1a64;
+using fnn::text::hex16;
+using fnn::text::number;
+using fnn::text::shown;
+
 constexpr std::size_t kMaxFileBytes = 1 << 20;  // a 64-wide model is about 20 KB
 
-std::uint64_t fnv1a64(std::string_view bytes) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : bytes) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
 
-std::string hex16(std::uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
-// Shortest text that reads back to the same double.
-std::string number(double v) {
-  char buf[32];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, r.ptr);
-}
 
-// A field as quoted in an error message: control characters replaced and long fields
-// shortened, so the message stays one short line.
-std::string shown(std::string_view s) {
-  std::string out(s.substr(0, 40));
-  for (char& c : out) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  }
-  if (s.size() > 40) out.replace(37, 3, "...");
-  return out;
-}
 
 struct Line {
   std::size_t number = 0;  // 1-based

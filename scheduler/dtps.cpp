@@ -20,10 +20,16 @@
 #include <string_view>
 #include <system_error>
 #include <utility>
+#include "fnn/text.hpp"
 
 namespace sched {
 
 namespace {
+
+using fnn::text::fnv1a64;
+using fnn::text::hex16;
+using fnn::text::number;
+using fnn::text::shown;
 
 double non_negative(double v) { return v > 0.0 ? v : 0.0; }  // NaN -> 0
 
@@ -357,38 +363,9 @@ namespace {
 constexpr std::size_t kMaxFileBytes = 1 << 22;  // 4 MiB: tens of thousands of kinds
 constexpr const char* kMagic = "fnndtps-dtps";
 
-std::uint64_t fnv1a64(std::string_view bytes) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : bytes) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
 
-std::string hex16(std::uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
-// Shortest text that reads back to the same double.
-std::string number(double v) {
-  char buf[32];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, r.ptr);
-}
 
-// A field as quoted in an error message: control characters replaced and long fields
-// shortened, so the message stays one short line.
-std::string shown(std::string_view s) {
-  std::string out(s.substr(0, 40));
-  for (char& c : out) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  }
-  if (s.size() > 40) out.replace(37, 3, "...");
-  return out;
-}
 
 // Kind names are codelet names: any bytes. Printable ASCII other than ' ' and '%' stays,
 // everything else becomes %XX, so a name is one token.
