@@ -7,6 +7,7 @@
 #include <ostream>
 #include <string_view>
 #include <system_error>
+
 #include "fnn/text.hpp"
 
 namespace fnn {

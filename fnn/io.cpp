@@ -14,6 +14,7 @@
 #include <string_view>
 #include <system_error>
 #include <vector>
+
 #include "fnn/text.hpp"
 
 namespace fnn {

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <system_error>
 #include <utility>
+
 #include "fnn/text.hpp"
 
 namespace sched {
