@@ -9,8 +9,13 @@
 // - One mutex per policy instance guards the balancer, the codelet table and the batch state.
 // - push and pop: starpu_worker_relax_on(), lock, starpu_worker_relax_off(); decide whom to
 //   wake under the lock, wake after unlocking.
-// - pre_exec runs on the worker's thread and touches only that worker's slot (start time and
-//   features, sampled without the lock: the probe is thread-safe). post_exec takes the lock.
+// - pop first reads atomic queue lengths without the lock (as eager reads its fifo): an idle
+//   worker with nothing to take returns at once; a push wakes it. Counters are written under
+//   the lock.
+// - pre_exec and post_exec run on the worker's thread and write only that worker's slot and
+//   its own entry of T^unit (an atomic other workers read). post_exec takes the lock only to
+//   merge its FNN samples (every kMergeEvery) and at the end of a batch, when every worker is
+//   idle and nothing else writes the slots.
 // - No C++ exception leaves a callback: each entry point catches, reports one line, aborts.
 #include <starpu.h>
 #include <starpu_scheduler.h>
