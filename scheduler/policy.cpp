@@ -711,6 +711,9 @@ void post_exec(starpu_task* task, unsigned ctx) {
   const int w = starpu_worker_get_id_check();
   const double end = now_us();
   try {
+    // Tasks StarPU gave a worker directly (execute_on_a_specific_worker) never came through
+    // push: they are not ours to count.
+    if (!task->sched_data) return;
     WorkerSlot& s = p->workers[std::size_t(w)];
     CodeletState& c = *static_cast<CodeletState*>(task->sched_data);
     const double dt = std::max(end - s.start_us, 1e-3), bytes = unit_bytes(task);
