@@ -18,4 +18,5 @@ bool use_policy_from_env(starpu_conf* conf) {
 extern "C" {
 starpu_sched_policy* starpu_get_sched_lib_policy(const char* name) { return sched::find_policy(name); }
 starpu_sched_policy** starpu_get_sched_lib_policies(void) { return sched::all_policies(); }
+int fnndtps_end_batch(void) { return sched::end_batch_now() ? 1 : 0; }
 }

@@ -26,6 +26,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -95,7 +96,8 @@ struct WorkerSlot {
   unsigned tasks = 0, units = 0;
   double busy_us = 0, bytes = 0;
   // This batch, written by the worker's own thread: its last task end and bytes done.
-  double last_end_us = 0, batch_bytes = 0;
+  // Atomic because an explicit end of batch (fnndtps_end_batch) may read them mid-batch.
+  std::atomic<double> last_end_us{0}, batch_bytes{0};
   std::vector<PendingSample> pending;
 };
 
@@ -108,7 +110,7 @@ struct Policy {
   Config cfg;
   bool rebalance = false;
   starpu_pthread_mutex_t mutex;
-  std::vector<WorkerSlot> workers;
+  std::deque<WorkerSlot> workers;  // stable, never copied (atomics inside)
   std::array<int, STARPU_NMAXWORKERS> index_of{};
   Balancer balancer;
   std::unordered_map<const starpu_codelet*, CodeletState*> slot_of;
@@ -380,8 +382,8 @@ void dtps_feedback(Policy& p) {
   DtpsController& ctl = p.dtps.controller(kind);
   double end[2] = {p.batch_start_us, p.batch_start_us}, bytes[2] = {0, 0};
   for (const WorkerSlot& s : p.workers) {
-    end[s.cuda] = std::max(end[s.cuda], s.last_end_us);
-    bytes[s.cuda] += s.batch_bytes;
+    end[s.cuda] = std::max(end[s.cuda], s.last_end_us.load(std::memory_order_relaxed));
+    bytes[s.cuda] += s.batch_bytes.load(std::memory_order_relaxed);
   }
   const double t_cpu = end[0] - p.batch_start_us, t_gpu = end[1] - p.batch_start_us;
   const double total = bytes[0] + bytes[1];
@@ -399,11 +401,13 @@ void dtps_feedback(Policy& p) {
                  u.alpha_before, ctl.alpha());
 }
 
-// All workers are idle: nothing writes their slots until the next push.
+// Under the lock. When every worker is idle nothing writes their slots, so their samples
+// merge here; an explicit end with tasks still running leaves those to their own merges.
 void end_batch(Policy& p) {
   p.in_batch = false;
   ++p.batches;
-  for (WorkerSlot& s : p.workers) merge_samples(s);
+  if (p.in_flight == 0)
+    for (WorkerSlot& s : p.workers) merge_samples(s);
   dtps_feedback(p);
   train_models(p);
 }
@@ -427,6 +431,9 @@ void start_batch(Policy& p) {
   }
 }
 
+// The running policy instance, for fnndtps_end_batch (one StarPU instance per process).
+std::atomic<Policy*> active{nullptr};
+
 // --------------------------------------------------------------- StarPU callbacks
 void init(unsigned ctx, Source source) {
   try {
@@ -446,7 +453,7 @@ void init(unsigned ctx, Source source) {
     }
     std::vector<WorkerSpec> specs;
     for (unsigned w = 0; w < n; ++w) {
-      WorkerSlot s;
+      WorkerSlot& s = p->workers.emplace_back();
       s.id = int(w);
       s.cuda = starpu_worker_get_type(int(w)) == STARPU_CUDA_WORKER;
       char name[64];
@@ -462,7 +469,6 @@ void init(unsigned ctx, Source source) {
         if (os >= 0) spec.cpus.push_back(unsigned(os));
       }
       specs.push_back(spec);
-      p->workers.push_back(s);
     }
     p->probe = std::make_unique<Probe>(specs);
     for (std::size_t w = 0; w < p->workers.size(); ++w) p->workers[w].peak_F = p->probe->static_features(w).F;
@@ -482,6 +488,7 @@ void init(unsigned ctx, Source source) {
     }
     (void)emu::configured();  // validates FNNDTPS_SLOWDOWN now, not inside a codelet
     starpu_sched_ctx_set_policy_data(ctx, p);
+    active = p;
   } catch (const std::invalid_argument& e) {  // a bad FNNDTPS_ setting
     std::fprintf(stderr, "fnndtps: %s\n", e.what());
     std::exit(2);
@@ -540,6 +547,7 @@ void deinit(unsigned ctx) {
   } catch (const std::exception& e) {
     fail("deinit", e);
   }
+  active = nullptr;
   starpu_pthread_mutex_destroy(&p->mutex);
   delete p;
 }
@@ -728,8 +736,8 @@ void post_exec(starpu_task* task, unsigned ctx) {
     ++s.tasks;
     s.busy_us += dt;
     s.bytes += bytes;
-    s.last_end_us = end;
-    s.batch_bytes += bytes;
+    s.last_end_us.store(end, std::memory_order_relaxed);
+    s.batch_bytes.store(s.batch_bytes.load(std::memory_order_relaxed) + bytes, std::memory_order_relaxed);
     c.batch_bytes.fetch_add((unsigned long long)bytes, std::memory_order_relaxed);
     const bool last = p->in_flight.fetch_sub(1) == 1;
     if (last || s.pending.size() >= kMergeEvery) {
@@ -787,5 +795,16 @@ starpu_sched_policy* find_policy(const char* name) {
 }
 
 starpu_sched_policy** all_policies() { return policy_list; }
+
+bool end_batch_now() {
+  Policy* p = active.load();
+  if (!p) return false;
+  STARPU_PTHREAD_MUTEX_LOCK(&p->mutex);
+  // Tasks still running finish into the next batch; their samples merge at its end.
+  const bool ended = p->in_batch;
+  if (ended) end_batch(*p);
+  STARPU_PTHREAD_MUTEX_UNLOCK(&p->mutex);
+  return ended;
+}
 
 }  // namespace sched

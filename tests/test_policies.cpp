@@ -184,6 +184,55 @@ TEST(Models, RecordedSavedAndLoadedByTheNextRun) {
   std::filesystem::remove_all(dir);
 }
 
+// Batches (DESIGN §6): the work between two moments when every worker is idle, or up to an
+// explicit fnndtps_end_batch call.
+int batches_in(const std::string& summary, const std::string& policy) {
+  const std::string key = "policy " + policy + ", ";
+  const auto at = summary.find(key);
+  return at == std::string::npos ? -1 : std::atoi(summary.c_str() + at + key.size());
+}
+
+int run_two_groups(bool explicit_end) {
+  setenv("FNNDTPS_SUMMARY", "1", 1);
+  setenv("FNNDTPS_SAVE", "0", 1);
+  starpu_conf conf;
+  starpu_conf_init(&conf);
+  conf.ncpus = 4;
+  conf.ncuda = 0;
+  conf.precedence_over_environment_variables = 1;
+  conf.sched_policy = sched::find_policy("fnn");
+  conf.sched_policy_name = nullptr;
+  EXPECT_EQ(starpu_init(&conf), 0);
+  std::vector<float> data(std::size_t(kUnits) * 64);
+  std::vector<starpu_data_handle_t> handles(kUnits);
+  for (int i = 0; i < kUnits; ++i)
+    starpu_vector_data_register(&handles[std::size_t(i)], STARPU_MAIN_RAM,
+                                reinterpret_cast<uintptr_t>(&data[std::size_t(i) * 64]), 64, sizeof(float));
+  ::testing::internal::CaptureStderr();
+  for (int group = 0; group < 2; ++group) {
+    for (int i = group * kUnits / 2; i < (group + 1) * kUnits / 2; ++i)
+      EXPECT_EQ(starpu_task_insert(&codelet, STARPU_RW, handles[std::size_t(i)], STARPU_CL_ARGS_NFREE,
+                                   reinterpret_cast<void*>(intptr_t(i)), 0, 0),
+                0);
+    if (group == 0 && explicit_end) {
+      EXPECT_TRUE(sched::end_batch_now());  // tasks still running
+    }
+  }
+  starpu_task_wait_for_all();
+  for (auto h : handles) starpu_data_unregister(h);
+  starpu_shutdown();
+  const std::string summary = ::testing::internal::GetCapturedStderr();
+  unsetenv("FNNDTPS_SUMMARY");
+  unsetenv("FNNDTPS_SAVE");
+  return batches_in(summary, "fnn");
+}
+
+TEST(Batches, EndWhenAllIdleOrWhenTheApplicationSaysSo) {
+  EXPECT_EQ(run_two_groups(false), 1);  // the second group was submitted before any went idle
+  EXPECT_EQ(run_two_groups(true), 2);
+  EXPECT_FALSE(sched::end_batch_now());  // no policy running
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
