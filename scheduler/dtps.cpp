@@ -409,92 +409,8 @@ bool decode_name(std::string_view tok, std::string& out) {
   return !out.empty();
 }
 
-std::vector<std::string_view> split(std::string_view s) {
-  std::vector<std::string_view> out;
-  std::size_t i = 0;
-  while (i < s.size()) {
-    while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r')) ++i;
-    const std::size_t b = i;
-    while (i < s.size() && !(s[i] == ' ' || s[i] == '\t' || s[i] == '\r')) ++i;
-    if (i > b) out.push_back(s.substr(b, i - b));
-  }
-  return out;
-}
-
-struct Line {
-  std::size_t number = 0;  // 1-based
-  std::size_t offset = 0;  // byte offset of its first character
-  std::vector<std::string_view> tokens;
-};
-
-class Parser {
- public:
-  Parser(std::string_view text, std::string source) : text_(text), source_(std::move(source)) {}
-
-  [[noreturn]] void fail(std::size_t line, const std::string& what) const {
-    throw DtpsStoreError("dtps store " + source_ + ":" + std::to_string(line) + ": " + what);
-  }
-
-  // The next line that is neither blank nor a comment.
-  Line next(const std::string& expected) {
-    while (pos_ < text_.size()) {
-      Line l;
-      l.offset = pos_;
-      l.number = ++line_;
-      const std::size_t end = text_.find('\n', pos_);
-      const std::size_t stop = end == std::string_view::npos ? text_.size() : end;
-      l.tokens = split(text_.substr(pos_, stop - pos_));
-      pos_ = end == std::string_view::npos ? text_.size() : end + 1;
-      if (l.tokens.empty() || l.tokens[0][0] == '#') continue;
-      return l;
-    }
-    throw DtpsStoreError("dtps store " + source_ + ": truncated after line " +
-                         std::to_string(line_) + ": expected " + expected);
-  }
-
-  bool at_end() {
-    while (pos_ < text_.size()) {
-      const std::size_t end = text_.find('\n', pos_);
-      const std::size_t stop = end == std::string_view::npos ? text_.size() : end;
-      ++line_;
-      if (!split(text_.substr(pos_, stop - pos_)).empty()) return false;
-      pos_ = end == std::string_view::npos ? text_.size() : end + 1;
-    }
-    return true;
-  }
-  std::size_t line() const { return line_; }
-
-  void expect(const Line& l, std::string_view key, std::size_t args,
-              const std::string& shape) const {
-    if (l.tokens[0] != key)
-      fail(l.number, "expected " + shape + ", found '" + shown(l.tokens[0]) + "'");
-    if (l.tokens.size() != args + 1)
-      fail(l.number, "expected " + shape + ": " + std::to_string(args) + " fields after '" +
-                         std::string(key) + "', found " + std::to_string(l.tokens.size() - 1));
-  }
-
-  double real(const Line& l, std::string_view tok, const char* what) const {
-    double v = 0.0;
-    const auto r = std::from_chars(tok.data(), tok.data() + tok.size(), v);
-    if (r.ec != std::errc() || r.ptr != tok.data() + tok.size() || !std::isfinite(v))
-      fail(l.number, std::string(what) + " '" + shown(tok) + "' is not a finite number");
-    return v;
-  }
-
-  std::size_t count(const Line& l, std::string_view tok, const char* what) const {
-    std::size_t v = 0;
-    const auto r = std::from_chars(tok.data(), tok.data() + tok.size(), v);
-    if (r.ec != std::errc() || r.ptr != tok.data() + tok.size())
-      fail(l.number, std::string(what) + " '" + shown(tok) + "' is not a non-negative integer");
-    return v;
-  }
-
- private:
-  std::string_view text_;
-  std::string source_;
-  std::size_t pos_ = 0;
-  std::size_t line_ = 0;
-};
+using Line = fnn::text::Line;
+using Parser = fnn::text::Parser<DtpsStoreError>;
 
 }  // namespace
 
@@ -551,7 +467,7 @@ std::map<std::string, DtpsState> DtpsStore::parse(const std::string& text,
   if (text.size() > kMaxFileBytes)
     throw DtpsStoreError("dtps store " + source + ": larger than " +
                          std::to_string(kMaxFileBytes) + " bytes");
-  Parser p(text, source);
+  Parser p(text, "dtps store " + source);
   const std::string header = "'" + std::string(kMagic) + " " + std::to_string(kDtpsStoreVersion) +
                              "'";
   Line l = p.next(header);
@@ -563,7 +479,7 @@ std::map<std::string, DtpsState> DtpsStore::parse(const std::string& text,
                          std::to_string(kDtpsStoreVersion) + "); delete the file to start over");
 
   l = p.next("'kinds <n>'");
-  p.expect(l, "kinds", 1, "'kinds <n>'");
+  p.expect(l, "kinds", 1, "'kinds <n>'", "fields");
   const std::size_t n = p.count(l, l.tokens[1], "kind count");
   if (n > kMaxFileBytes / 16) p.fail(l.number, "kind count " + shown(l.tokens[1]) + " is too large");
 
@@ -571,7 +487,7 @@ std::map<std::string, DtpsState> DtpsStore::parse(const std::string& text,
   const std::string shape = "'kind <name> <alpha> <theta> <turn>'";
   for (std::size_t k = 0; k < n; ++k) {
     l = p.next(shape + " (" + std::to_string(k + 1) + " of " + std::to_string(n) + ")");
-    p.expect(l, "kind", 4, shape);
+    p.expect(l, "kind", 4, shape, "fields");
     std::string name;
     if (!decode_name(l.tokens[1], name))
       p.fail(l.number, "kind name '" + shown(l.tokens[1]) + "' is not valid %-encoding");
@@ -591,7 +507,7 @@ std::map<std::string, DtpsState> DtpsStore::parse(const std::string& text,
   }
 
   l = p.next("'checksum fnv1a64 <hex>'");
-  p.expect(l, "checksum", 2, "'checksum fnv1a64 <hex>'");
+  p.expect(l, "checksum", 2, "'checksum fnv1a64 <hex>'", "fields");
   if (l.tokens[1] != "fnv1a64") p.fail(l.number, "unknown checksum '" + shown(l.tokens[1]) + "'");
   if (l.tokens[2] != hex16(fnv1a64(std::string_view(text).substr(0, l.offset))))
     p.fail(l.number, "checksum mismatch: the file is corrupt or was edited by hand");
