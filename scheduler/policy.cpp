@@ -111,13 +111,11 @@ struct Policy {
   bool rebalance = false;
   starpu_pthread_mutex_t mutex;
   std::deque<WorkerSlot> workers;  // stable, never copied (atomics inside)
-  std::array<int, STARPU_NMAXWORKERS> index_of{};
   Balancer balancer;
   std::unordered_map<const starpu_codelet*, CodeletState*> slot_of;
   std::vector<std::unique_ptr<CodeletState>> codelets;  // stable addresses
   std::unique_ptr<Probe> probe;
   DtpsStore dtps;
-  bool dtps_loaded = false;
   // Queue lengths and "found nothing at its last pop", readable without the lock so that
   // idle workers do not contend for it (eager's fast path); written under the lock.
   std::unique_ptr<std::atomic<int>[]> queued;
@@ -459,7 +457,6 @@ void init(unsigned ctx, Source source) {
       char name[64];
       starpu_worker_get_name(int(w), name, sizeof name);
       s.name = name;
-      p->index_of[w] = int(w);
       WorkerSpec spec;
       spec.kind = s.cuda ? WorkerKind::Cuda : WorkerKind::Cpu;
       if (s.cuda) {
@@ -478,7 +475,6 @@ void init(unsigned ctx, Source source) {
     if (source == Source::Dtps || source == Source::FnnDtps) {
       try {
         if (p->dtps.load(p->cfg.model_dir)) {
-          p->dtps_loaded = true;
           p->log.push_back("dtps: ratios loaded from " + DtpsStore::file_in(p->cfg.model_dir).string());
         }
       } catch (const std::exception& e) {
@@ -724,6 +720,7 @@ void post_exec(starpu_task* task, unsigned ctx) {
     if (!task->sched_data) return;
     WorkerSlot& s = p->workers[std::size_t(w)];
     CodeletState& c = *static_cast<CodeletState*>(task->sched_data);
+    task->sched_data = nullptr;  // counted once, even if the task is submitted again
     const double dt = std::max(end - s.start_us, 1e-3), bytes = unit_bytes(task);
     // T^unit per worker and codelet, as seconds per byte of the unit.
     const double spb = dt * 1e-6 / bytes;
