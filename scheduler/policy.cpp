@@ -138,6 +138,13 @@ struct Policy {
   explicit Policy(Source s, std::size_t n) : source(s), balancer(n) {}
 };
 
+// A problem the program survives (a corrupt or unwritable model file): one line on stderr
+// now, and in the summary.
+void warn(Policy& p, const std::string& what) {
+  std::fprintf(stderr, "fnndtps: %s\n", what.c_str());
+  p.log.push_back(what);
+}
+
 [[noreturn]] void fail(const char* where, const std::exception& e) {
   std::fprintf(stderr, "fnndtps: %s: %s\n", where, e.what());
   std::abort();
@@ -171,7 +178,8 @@ CodeletState& codelet_state(Policy& p, starpu_task* task) {
       // No model yet (cold start) or a corrupt one: start fresh, say so once.
       if (std::FILE* f = std::fopen(model_path(p, c.name).c_str(), "r")) {
         std::fclose(f);
-        p.log.push_back("model " + c.name + ": ignored (" + e.what() + ")");
+        warn(p, "model " + c.name + " ignored, starting afresh (" + e.what() +
+                    "); delete the file or set FNNDTPS_MODEL_DIR");
       }
       c.model = std::make_unique<fnn::Model>(fnn::Model::random(std::size_t(p.cfg.hidden), 1));
       // seed 000 eq. (12) gives UF's memberships (a = -15/+15, c = 0.5) and no others; for
@@ -478,7 +486,8 @@ void init(unsigned ctx, Source source) {
           p->log.push_back("dtps: ratios loaded from " + DtpsStore::file_in(p->cfg.model_dir).string());
         }
       } catch (const std::exception& e) {
-        p->log.push_back(std::string("dtps: saved ratios ignored (") + e.what() + ")");
+        warn(*p, std::string("saved DTPS ratios ignored, starting afresh (") + e.what() +
+                     "); delete the file or set FNNDTPS_MODEL_DIR");
       }
       p->dtps.set_classes(has[0], has[1]);
     }
@@ -527,7 +536,7 @@ void deinit(unsigned ctx) {
             fnn::save_model(*c.model, model_path(*p, c.name));
             p->log.push_back("model " + c.name + ": saved to " + model_path(*p, c.name));
           } catch (const std::exception& e) {
-            p->log.push_back("model " + c.name + ": not saved (" + e.what() + ")");
+            warn(*p, "model " + c.name + " not saved (" + e.what() + "); check FNNDTPS_MODEL_DIR");
           }
         }
       if ((p->source == Source::Dtps || p->source == Source::FnnDtps) && p->dtps.size() > 0) {
@@ -535,7 +544,7 @@ void deinit(unsigned ctx) {
           p->dtps.save(p->cfg.model_dir);
           p->log.push_back("dtps: ratios saved to " + DtpsStore::file_in(p->cfg.model_dir).string());
         } catch (const std::exception& e) {
-          p->log.push_back(std::string("dtps: ratios not saved (") + e.what() + ")");
+          warn(*p, std::string("DTPS ratios not saved (") + e.what() + "); check FNNDTPS_MODEL_DIR");
         }
       }
     }

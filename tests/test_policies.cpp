@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -181,6 +182,12 @@ TEST(Models, RecordedSavedAndLoadedByTheNextRun) {
   EXPECT_NE(second.find("model emulated_unit: loaded from"), std::string::npos) << second;
   EXPECT_NE(second.find("dtps: ratios loaded from"), std::string::npos) << second;
   EXPECT_NE(second.find("emulated slowdown 0:1,1:1,2:2,3:4"), std::string::npos) << second;
+  // A corrupt model is reported in one line and replaced, never trusted.
+  std::ofstream(dir / "emulated_unit.fnn") << "not a model\n";
+  ::testing::internal::CaptureStderr();
+  run("fnn", 1, "0:1,1:1,2:2,3:4", 0, dir.string());
+  const std::string third = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(third.find("fnndtps: model emulated_unit ignored, starting afresh"), std::string::npos) << third;
   std::filesystem::remove_all(dir);
 }
 
