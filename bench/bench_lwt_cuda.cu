@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -59,11 +60,16 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string f = argv[i];
     if (i + 1 >= argc) { std::fprintf(stderr, "bench_lwt_cuda: %s needs a value\n", f.c_str()); return 2; }
-    const int v = std::atoi(argv[++i]);
-    if (f == "--size") size = v;
-    else if (f == "--levels") levels = v;
-    else if (f == "--units") units = v;
-    else if (f == "--reps") reps = v;
+    char* end = nullptr;
+    const long v = std::strtol(argv[++i], &end, 10);
+    if (*end != '\0' || v < 1 || v > 1 << 20) {
+      std::fprintf(stderr, "bench_lwt_cuda: %s needs a positive integer, got '%s'\n", f.c_str(), argv[i]);
+      return 2;
+    }
+    if (f == "--size") size = int(v);
+    else if (f == "--levels") levels = int(v);
+    else if (f == "--units") units = int(v);
+    else if (f == "--reps") reps = int(v);
     else { std::fprintf(stderr, "bench_lwt_cuda: unknown option %s\n", f.c_str()); return 2; }
   }
   int devices = 0;
@@ -71,7 +77,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_lwt_cuda: no CUDA device\n");
     return 2;
   }
-  lwt::Plan plan(size, size, levels, units);
+  std::unique_ptr<lwt::Plan> made;
+  try {
+    made = std::make_unique<lwt::Plan>(size, size, levels, units);
+  } catch (const lwt::PlanError& e) {
+    std::fprintf(stderr, "bench_lwt_cuda: %s\n", e.what());
+    return 2;
+  }
+  const lwt::Plan& plan = *made;
   const std::size_t n = std::size_t(size) * size, bytes = n * sizeof(float);
   float *x, *b, *c;
   BENCH_CUDA(cudaMalloc(&x, bytes));

@@ -875,8 +875,15 @@ def plot(args, rows, bounds, title):
 
 # ---------------------------------------------------------------------------------------------
 
+
+class OneLineParser(argparse.ArgumentParser):
+    """Bad options end with one line on stderr (and status 2), not the whole usage."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: {message} (see --help)\n")
+
 def parse_args(argv):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+    ap = OneLineParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog="\n\n".join(__doc__.split("\n\n")[2:]))
     ap.add_argument("--build", metavar="DIR", default="build", help="build folder with bin/ and lib/ (default: build)")

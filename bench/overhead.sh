@@ -2,6 +2,7 @@
 # Per-task overhead of our policies against StarPU's eager (DESIGN §10: within 10%).
 #   bench/overhead.sh BENCH_OVERHEAD LIBFNNDTPS [ntasks] [reps]
 set -euo pipefail
+(($# >= 2)) || { echo "usage: bench/overhead.sh BENCH_OVERHEAD LIBFNNDTPS [ntasks] [reps]" >&2; exit 2; }
 prog=$1 lib=$2 n=${3:-20000} reps=${4:-7}
 # CPU workers only: an empty task on a GPU worker costs the driver's launch and sync, which
 # would measure where tasks went rather than what the scheduler costs.
