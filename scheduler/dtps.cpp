@@ -324,9 +324,11 @@ DtpsUpdate DtpsController::end_batch(double t_cpu, double t_gpu,
   u.m_before = m0;
   const double tol = config_.tolerance;
 
-  if (std::fabs(m0) <= tol) {  // case (1)
+  if (std::fabs(m0) <= tol) {  // case (1): the split that ran is the one to keep
     u.kind = DtpsCase::Balanced;
-    u.m_after = predict(state_.alpha);
+    state_.alpha = a0;
+    u.alpha = a0;
+    u.m_after = m0;
     return u;
   }
 

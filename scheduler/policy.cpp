@@ -395,12 +395,6 @@ void dtps_feedback(Policy& p) {
   const double total = bytes[0] + bytes[1];
   const double realised = total > 0 ? bytes[0] / total : ctl.alpha();
   const DtpsUpdate u = ctl.end_batch(t_cpu, t_gpu, realised);
-  if (u.kind == DtpsCase::Balanced) {
-    // Re-balancing already evened the finish times: keep the split the batch ran.
-    const bool has_cpu = ctl.has_cpu(), has_gpu = ctl.has_gpu();
-    ctl = DtpsController(ctl.config(), DtpsState{realised, ctl.theta(), ctl.turn() + 1});
-    ctl.set_classes(has_cpu, has_gpu);
-  }
   if (p.cfg.verbose)
     std::fprintf(stderr, "fnndtps: batch %d %s: T_cpu %.3f ms T_gpu %.3f ms m %.3f (%s) alpha %.4f -> %.4f\n",
                  p.batches, kind.c_str(), t_cpu / 1e3, t_gpu / 1e3, u.m_before, to_string(u.kind),

@@ -159,6 +159,16 @@ TEST(ThreeCases, RealisedShareIsWhereTheSearchStarts) {
   EXPECT_DOUBLE_EQ(u.m_after, 0.0);
 }
 
+TEST(ThreeCases, BalancedAtARealisedShareKeepsThatShare) {
+  // Planned 0.5, but whole units (or re-balancing) made the batch run 0.3 on the CPU class,
+  // and it ended balanced (m = -0.05): 0.3 is the split to plan next time.
+  DtpsController c;
+  const DtpsUpdate u = c.end_batch(0.95, 1.0, 0.3);
+  EXPECT_EQ(u.kind, DtpsCase::Balanced);
+  EXPECT_DOUBLE_EQ(u.alpha, 0.3);
+  EXPECT_DOUBLE_EQ(c.alpha(), 0.3);
+}
+
 TEST(ThreeCases, InnerIterationsAreBounded) {
   DtpsConfig cfg;
   cfg.max_iterations = 2;
