@@ -6,6 +6,8 @@ if(TARGET gemm_starpu)
   target_link_libraries(test_gemm PRIVATE gemm_starpu GTest::gtest_main fnndtps_warnings)
   if(FNNDTPS_BUILD_CUDA)
     target_compile_definitions(test_gemm PRIVATE FNNDTPS_TEST_CUDA)
+    target_sources(test_gemm PRIVATE ${CMAKE_CURRENT_LIST_DIR}/cuda_device_present.cpp)
+    target_link_libraries(test_gemm PRIVATE CUDA::cudart)
   endif()
   gtest_discover_tests(test_gemm TEST_PREFIX "gemm." DISCOVERY_TIMEOUT 60
                        PROPERTIES ENVIRONMENT "STARPU_SILENT=1")

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "codelets/gemm.hpp"
+#include "tests/backend_cases.hpp"
 #ifdef FNNDTPS_TEST_CUDA
 #include <cuda_runtime.h>
 
@@ -40,6 +41,12 @@
 extern "C" void openblas_set_num_threads(int);
 
 namespace {
+
+using test_support::Case;
+using test_support::CaseNames;
+#ifdef FNNDTPS_TEST_CUDA
+using test_support::cuda_device_present;
+#endif
 
 // ------------------------------------------------------------------------- matrices
 // A NaN with a payload that no arithmetic produces: padding must keep these exact bits.
@@ -153,20 +160,6 @@ struct Cpu {
 };
 
 #ifdef FNNDTPS_TEST_CUDA
-bool cuda_device_present(std::string* why) {
-  int count = 0;
-  const cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess) {
-    cudaGetLastError();  // not sticky: clear it so that no later check reports it
-    *why = std::string("cudaGetDeviceCount: ") + cudaGetErrorName(err);
-    return false;
-  }
-  if (count == 0) {
-    *why = "no CUDA device";
-    return false;
-  }
-  return true;
-}
 
 // Host buffers to the device, gemm::cuda::tile on a stream of our own, everything back
 // (inputs included, to check that the device left them untouched).
@@ -199,23 +192,12 @@ struct Cuda {
 };
 #endif
 
-template <typename B, typename T>
-struct Case {
-  using Backend = B;
-  using Scalar = T;
-};
 using Cases = ::testing::Types<Case<Cpu, float>, Case<Cpu, double>
 #ifdef FNNDTPS_TEST_CUDA
                                ,
                                Case<Cuda, float>, Case<Cuda, double>
 #endif
                                >;
-struct CaseNames {
-  template <typename C>
-  static std::string GetName(int) {
-    return std::string(C::Backend::kName) + (std::is_same_v<typename C::Scalar, float> ? "_float" : "_double");
-  }
-};
 
 template <typename C>
 class GemmTile : public ::testing::Test {

@@ -18,10 +18,15 @@
 #include <vector>
 
 #include "codelets/lifting.hpp"
+#include "tests/backend_cases.hpp"
 #include "tests/test_lifting_backends.hpp"
 
 namespace lwt_test {
 namespace {
+
+using test_support::Case;
+using test_support::CaseNames;
+using test_support::cuda_device_present;
 
 using lwt::Direction;
 using lwt::high_count;
@@ -104,12 +109,6 @@ struct Cuda {
 };
 #endif
 
-template <typename B, typename T>
-struct Case {
-  using Backend = B;
-  using Scalar = T;
-};
-
 using Cases = ::testing::Types<Case<Cpu, float>, Case<Cpu, double>
 #ifdef FNNDTPS_TEST_CUDA
                                ,
@@ -117,13 +116,6 @@ using Cases = ::testing::Types<Case<Cpu, float>, Case<Cpu, double>
 #endif
                                >;
 
-struct CaseNames {
-  template <typename C>
-  static std::string GetName(int) {
-    return std::string(C::Backend::kName) +
-           (std::is_same_v<typename C::Scalar, float> ? "_float" : "_double");
-  }
-};
 
 // ------------------------------------------------------------------------- tolerances
 // Largest error of one pass, relative to the largest magnitude of the expected result. Every

@@ -42,6 +42,5 @@ struct CudaOps {
 };
 
 // True where a CUDA device can run the tests; otherwise false with the reason in *why.
-bool cuda_device_present(std::string* why);
 
 }  // namespace lwt_test

@@ -47,20 +47,6 @@ class Session {
 
 }  // namespace
 
-bool cuda_device_present(std::string* why) {
-  int count = 0;
-  const cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess) {
-    cudaGetLastError();  // not sticky: clear it so that no later check reports it
-    *why = std::string("cudaGetDeviceCount: ") + cudaGetErrorName(err);
-    return false;
-  }
-  if (count == 0) {
-    *why = "no CUDA device";
-    return false;
-  }
-  return true;
-}
 
 template <typename T>
 void CudaOps<T>::rows_forward(const Buf<T>& in, int ld_in, Buf<T>& out, int ld_out, int rows,
