@@ -145,48 +145,44 @@ void rows_inverse(const T* in, int ld_in, T* out, int ld_out, int rows, int n) {
   }
 }
 
+// The vertical pass on cache-sized column blocks: each block's window (the unit's rows and
+// its halos) is gathered in split layout, lifted in every step, and the unit's own rows
+// scattered: L rows then H rows forward, x-order rows inverse.
+namespace {
 template <typename T>
-void cols_forward(T* x, int ld_x, int h, int w, const T* above, const T* below, int ld_halo,
-                  T* out, int ld_out) {
+void cols_pass(Direction dir, const T* in, int ld_in, int h, int w, const T* above, const T* below,
+               int ld_halo, T* out, int ld_out) {
+  const bool fwd = dir == Direction::Forward;
   const int a = above ? kHalo : 0, n_win = window_rows(h, above, below);
   const int bw = column_block<T>(n_win, w);
   std::vector<T>& win = scratch<T>(std::size_t(n_win) * bw);
   for (int c0 = 0; c0 < w; c0 += bw) {
     const int cw = std::min(bw, w - c0);
-    for (int j = 0; j < n_win; ++j)
-      std::memcpy(win.data() + std::ptrdiff_t(split_row(j, n_win)) * bw,
-                  forward_source(j, a, h, x, ld_x, above, below, ld_halo) + c0,
-                  sizeof(T) * std::size_t(cw));
+    for (int j = 0; j < n_win; ++j) {
+      const T* src = fwd ? forward_source(j, a, h, in, ld_in, above, below, ld_halo)
+                         : inverse_source(j, a, h, in, ld_in, above, below, ld_halo);
+      std::memcpy(win.data() + std::ptrdiff_t(split_row(j, n_win)) * bw, src + c0, sizeof(T) * std::size_t(cw));
+    }
     for (int k = 0; k < kNumSteps; ++k)
-      lift_planes(win.data(), win.data() + std::ptrdiff_t(low_count(n_win)) * bw, bw,
-                  low_count(n_win), high_count(n_win), cw, Step(k), Direction::Forward);
+      lift_planes(win.data(), win.data() + std::ptrdiff_t(low_count(n_win)) * bw, bw, low_count(n_win),
+                  high_count(n_win), cw, Step(fwd ? k : kNumSteps - 1 - k), dir);
     for (int t = 0; t < h; ++t)
-      std::memcpy(out + std::ptrdiff_t(split_row(t, h)) * ld_out + c0,
-                  win.data() + std::ptrdiff_t(split_row(a + t, n_win)) * bw,
-                  sizeof(T) * std::size_t(cw));
+      std::memcpy(out + std::ptrdiff_t(fwd ? split_row(t, h) : t) * ld_out + c0,
+                  win.data() + std::ptrdiff_t(split_row(a + t, n_win)) * bw, sizeof(T) * std::size_t(cw));
   }
+}
+}  // namespace
+
+template <typename T>
+void cols_forward(T* x, int ld_x, int h, int w, const T* above, const T* below, int ld_halo,
+                  T* out, int ld_out) {
+  cols_pass<T>(Direction::Forward, x, ld_x, h, w, above, below, ld_halo, out, ld_out);
 }
 
 template <typename T>
 void cols_inverse(const T* c, int ld_c, int h, int w, const T* above, const T* below,
                   int ld_halo, T* out, int ld_out) {
-  const int a = above ? kHalo : 0, n_win = window_rows(h, above, below);
-  const int bw = column_block<T>(n_win, w);
-  std::vector<T>& win = scratch<T>(std::size_t(n_win) * bw);
-  for (int c0 = 0; c0 < w; c0 += bw) {
-    const int cw = std::min(bw, w - c0);
-    for (int j = 0; j < n_win; ++j)
-      std::memcpy(win.data() + std::ptrdiff_t(split_row(j, n_win)) * bw,
-                  inverse_source(j, a, h, c, ld_c, above, below, ld_halo) + c0,
-                  sizeof(T) * std::size_t(cw));
-    for (int k = kNumSteps - 1; k >= 0; --k)
-      lift_planes(win.data(), win.data() + std::ptrdiff_t(low_count(n_win)) * bw, bw,
-                  low_count(n_win), high_count(n_win), cw, Step(k), Direction::Inverse);
-    for (int t = 0; t < h; ++t)
-      std::memcpy(out + std::ptrdiff_t(t) * ld_out + c0,
-                  win.data() + std::ptrdiff_t(split_row(a + t, n_win)) * bw,
-                  sizeof(T) * std::size_t(cw));
-  }
+  cols_pass<T>(Direction::Inverse, c, ld_c, h, w, above, below, ld_halo, out, ld_out);
 }
 
 // ---------------------------------------------------------------- steps pipeline
