@@ -648,6 +648,10 @@ def run_all(args, machine, apps, conds):
                           f" [{time.monotonic() - t0:.1f} s]", file=sys.stderr, flush=True)
                 else:
                     print(f" {row.m.status.upper()}: {row.m.note}", file=sys.stderr, flush=True)
+                # The CSV so far after every run: a bench cut short (a device's time limit) keeps
+                # what it measured.
+                done = [r for r in rows if r.m is not None]
+                write_csv(args, done, ratios(done))
         finally:
             pert.stop()
     return rows, ratios(rows)

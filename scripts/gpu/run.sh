@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine from the repository root, with .carry/ from scripts/gpu/pack.sh:
 # the CUDA tests, then the benchmarks. Logs go to $OUT (the device tool brings them back).
-#   bash scripts/gpu/run.sh [tests] [kernels] [overhead] [e2e] [e2e256] [gemm]
-# (default: tests overhead e2e gemm)
+#   bash scripts/gpu/run.sh [tests] [kernels] [overhead] [e2e] [e2e256] [gemm] [gemm2048] [recheck]
+#                           [compare-lwt] [compare-gemm] [compare-sgemm]
+# (default: tests overhead e2e gemm). Each part takes a few minutes; a device call lasts at most
+# 10, so split them over calls (notes/bench.md).
 set -uo pipefail
 root=$(pwd)
 OUT=${OUT:-$root/gpu-out}; mkdir -p "$OUT"
@@ -23,12 +25,13 @@ sampling=$(grep -aom1 '/[[:alnum:]/._-]*/share/starpu/perfmodels/sampling' "$roo
 tpc=$(lscpu | awk -F: '/Thread\(s\) per core/{gsub(/ /,"",$2); print $2}')
 export STARPU_NTHREADS_PER_CORE=${STARPU_NTHREADS_PER_CORE:-${tpc:-1}}
 parts=${*:-tests overhead e2e gemm}
+has() { [[ " $parts " == *" $1 "* ]]; }
 status=0
 # At most 8 files come back from the device: the run's own log (machine, progress) goes to
 # stdout; tests share tests.log; each benchmark writes its table and CSV.
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv
 lscpu | grep -E "Model name|^CPU\(s\)|Thread|Core|Socket"
-if [[ $parts == *tests* ]]; then
+if has tests; then
   for t in "$bin"/test_*; do
     echo "== $(basename "$t")"
     { echo "== $(basename "$t")"; "$t" --gtest_brief=1 2>&1; } >"$OUT/one.log"
@@ -45,24 +48,24 @@ if [[ $parts == *tests* ]]; then
   STARPU_NCUDA=1 bash tests/cli_gemm.sh "$bin/gemm" >"$OUT/one.log" 2>&1 && echo "== cli_gemm passed" || { echo "== cli_gemm FAILED"; tail -30 "$OUT/one.log"; status=1; }
   cat "$OUT/one.log" >>"$OUT/tests.log"; rm -f "$OUT/one.log"
 fi
-if [[ $parts == *kernels* ]]; then
+if has kernels; then
   echo "== fused CUDA passes, device-resident"
   "$bin/bench_lwt_cuda" --size 16384 --levels 4 --units 1 --reps 10 2>&1 | tee "$OUT/bench_kernels.txt"
   "$bin/bench_lwt_cuda" --size 16384 --levels 4 --units 16 --reps 10 2>&1 | grep RESULT | tee -a "$OUT/bench_kernels.txt"
 fi
-if [[ $parts == *overhead* ]]; then
+if has overhead; then
   echo "== per-task overhead"
   bash bench/overhead.sh "$bin/bench_overhead" "$root/.carry/lib/libfnndtps.so" 20000 7 2>&1 | tee "$OUT/overhead.txt"
 fi
-if [[ " $parts " == *" e2e "* ]]; then
+if has e2e; then
   echo "== end to end, host to host"
   bash bench/lwt_e2e.sh "$bin/lwt2d" --size 16384 --levels 4 --reps 5 --warmup 3 --csv "$OUT/lwt_e2e.csv" | tee "$OUT/lwt_e2e.txt"
 fi
-if [[ $parts == *e2e256* ]]; then
+if has e2e256; then
   echo "== end to end, host to host, 256 units"
   bash bench/lwt_e2e.sh "$bin/lwt2d" --size 16384 --levels 4 --units 256 --reps 5 --warmup 3 --csv "$OUT/lwt_e2e_256.csv" | tee "$OUT/lwt_e2e_256.txt"
 fi
-if [[ $parts == *gemm* ]]; then
+if has gemm; then
   # DESIGN §10: sgemm 16384 on CPUs + GPU. Our app sends A and B again every iteration;
   # StarPU's example keeps them on the GPU (see bench/gemm.sh).
   for tile in 1024 2048; do
@@ -76,7 +79,40 @@ if [[ $parts == *gemm* ]]; then
   echo "== the CPU class alone (sgemm 4096, tile 1024), for the bound"
   STARPU_NCUDA=0 STARPU_SCHED=dmdas "$bin/gemm" --size 4096 --tile 1024 --iter 4 | grep RESULT
 fi
-if [[ $parts == *recheck* ]]; then
+stamp() { echo "-- $(date +%T) $*"; }
+# The comparison bench (issue 6; notes/bench.md). Each part copies its table, CSV and plot to
+# $OUT; compare.py rewrites its CSV after every run, so a part cut short keeps what it measured.
+compare() {  # compare NAME ARGS...
+  local name=$1; shift
+  stamp "compare $name"
+  local out=/tmp/bench-$name
+  trap 'cp "$out"/results.csv "$OUT/$name.csv" 2>/dev/null' RETURN
+  $PYTHON bench/compare.py --build "$root/.carry" --starpu-examples "$bin" --timeout 150 --out "$out" "$@" \
+    2> >(tee "$OUT/$name.log" >&2) | tee "$OUT/$name.txt"
+  cp "$out"/compare.png "$OUT/$name.png" 2>/dev/null
+  stamp "compare $name done"
+}
+# StarPU's eager and lws are left out of the GEMMs: on this machine one 16384 product under either
+# takes over 40 s (DESIGN §10), minutes per configuration.
+gemm_policies=fnn-dtps,fnn,dtps,boyer,even,dmda,dmdas,heteroprio
+if has compare-lwt; then
+  compare lwt --apps lwt2d --lwt-sizes 8192,16384 --levels 4 --perturb none,gpu50 --reps 5 --warmup 2
+fi
+if has compare-gemm; then
+  compare gemm --apps gemm --gemm-sizes 16384 --tile 1024 --perturb none,gpu50 --reps 5 --warmup 1 \
+    --policies $gemm_policies
+fi
+if has compare-sgemm; then
+  # StarPU's own example, one process per run (its own mean over --sgemm-iter products).
+  compare sgemm --apps starpu-sgemm --sgemm-sizes 16384 --tile 1024 --sgemm-iter 5 --perturb none \
+    --reps 3 --warmup 1 --policies $gemm_policies
+fi
+if has gemm2048; then
+  # Issue 5's second tile size: our app, 5 products after one calibration product.
+  compare gemm2048 --apps gemm --gemm-sizes 16384 --tile 2048 --perturb none --reps 5 --warmup 1 \
+    --policies fnn-dtps,fnn,dtps,dmda,dmdas,heteroprio
+fi
+if has recheck; then
   # A short re-measurement of our policies beside the best built-in and the GPU alone.
   echo "== recheck: LWT 16384, 4 levels"
   bash bench/lwt_e2e.sh "$bin/lwt2d" --size 16384 --levels 4 --reps 5 --warmup 3 --csv "$OUT/recheck_lwt.csv" \
