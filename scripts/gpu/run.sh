@@ -112,6 +112,17 @@ if has gemm2048; then
   compare gemm2048 --apps gemm --gemm-sizes 16384 --tile 2048 --perturb none --reps 5 --warmup 1 \
     --policies fnn-dtps,fnn,dtps,dmda,dmdas,heteroprio
 fi
+if has diag; then
+  # What our policies decide on this machine: DTPS's per-batch split and each worker's units.
+  for pol in fnn-dtps fnn dtps boyer; do
+    stamp "diag lwt2d 16384 $pol"
+    FNNDTPS_VERBOSE=1 FNNDTPS_SUMMARY=1 FNNDTPS_MODEL_DIR=/tmp/diag-$pol STARPU_SCHED=$pol \
+      "$bin/lwt2d" demo --size 16384 --levels 4 --repeat 5 --warmup 3 2>&1 | grep -v "^ *model\|^ *dtps:" | tee -a "$OUT/diag.txt"
+  done
+  stamp "diag gemm 16384 fnn-dtps"
+  FNNDTPS_VERBOSE=1 FNNDTPS_SUMMARY=1 FNNDTPS_MODEL_DIR=/tmp/diag-gemm STARPU_SCHED=fnn-dtps \
+    "$bin/gemm" --size 16384 --tile 1024 --iter 6 2>&1 | grep -v "^ *model" | tee -a "$OUT/diag.txt"
+fi
 if has recheck; then
   # A short re-measurement of our policies beside the best built-in and the GPU alone.
   echo "== recheck: LWT 16384, 4 levels"
