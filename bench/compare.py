@@ -38,6 +38,7 @@ than they can be together). Every process gets MALLOC_MMAP_THRESHOLD_=32 MiB (--
 to leave it): glibc's default doubles a one-worker lwt2d's time in page faults.
 """
 import argparse
+import copy
 import csv
 import os
 import re
@@ -585,6 +586,7 @@ class Row:
     setup: str = ""
     vs_best: float = None
     pct_bound: float = None
+    reps: int = None
 
 
 def safe(name):
@@ -642,7 +644,14 @@ def run_all(args, machine, apps, conds):
                     extra.update(what.env)
                 logpath = os.path.join(args.out, "logs", safe(f"{app.name}_{size}_{cond.name}_{name}.log"))
                 t0 = time.monotonic()
-                row.m = measure(app, size, CLASS_POLICY if is_class else what, cond, extra, args, logpath)
+                if is_class and args.class_reps != args.reps:  # the classes alone: --class-reps runs
+                    run_args = argparse.Namespace(**{**vars(args), "reps": args.class_reps})
+                    run_app = copy.copy(app)
+                    run_app.args = run_args
+                else:
+                    run_args, run_app = args, app
+                row.reps = run_args.reps
+                row.m = measure(run_app, size, CLASS_POLICY if is_class else what, cond, extra, run_args, logpath)
                 if row.m.status == "ok":
                     print(f" {row.m.median_ms:.2f} ms (min {row.m.min_ms:.2f}, max {row.m.max_ms:.2f})"
                           f" [{time.monotonic() - t0:.1f} s]", file=sys.stderr, flush=True)
@@ -744,7 +753,7 @@ def write_csv(args, rows, bounds):
                         fmt(r.vs_best, ".3f") if r.vs_best else "", fmt(r.pct_bound, ".1f") if r.pct_bound else "",
                         fmt(bounds.get((r.app, r.size, r.cond.name)), ".3f") if bounds.get((r.app, r.size, r.cond.name)) else "",
                         r.cond.bound_how, "" if r.weight is None else f"{r.weight:g}",
-                        args.reps, args.warmup, "" if m.cpu is None else m.cpu, "" if m.cuda is None else m.cuda,
+                        r.reps or args.reps, args.warmup, "" if m.cpu is None else m.cpu, "" if m.cuda is None else m.cuda,
                         fmt(m.throughput, ".3f") if m.throughput else "", units.get(r.app, "GFLOP/s"),
                         ";".join(f"{t:.3f}" for t in m.times_ms), m.note, os.path.relpath(m.log, args.out) if m.log else ""])
     return path
@@ -904,6 +913,9 @@ def parse_args(argv):
     ap.add_argument("--sgemm-iter", metavar="I", type=int, default=1, help="products per process of StarPU's example, timed together (default 1)")
     ap.add_argument("--reps", metavar="R", type=int, help="timed runs per configuration (default 5)")
     ap.add_argument("--warmup", metavar="W", type=int, help="calibration runs before them, in the same process (default 2)")
+    ap.add_argument("--class-reps", metavar="R", type=int,
+                    help="timed runs of each worker class alone, for the bound (default: --reps); fewer "
+                         "saves the CPU class's long runs on a GPU machine")
     ap.add_argument("--policies", metavar="LIST", type=name_list, default=OURS + BUILTINS,
                     help="policies (default: " + ",".join(OURS + BUILTINS) + ")")
     ap.add_argument("--perturb", metavar="LIST", type=name_list,
@@ -938,8 +950,9 @@ def parse_args(argv):
     args.reps = args.reps or 5
     args.warmup = 2 if args.warmup is None else args.warmup
     args.timeout = args.timeout or (120 if q else 600)
-    if args.reps < 2:
-        ap.error("--reps must be at least 2 (lwt2d reports a median from 2 runs on)")
+    args.class_reps = args.class_reps or args.reps
+    if args.reps < 2 or args.class_reps < 2:
+        ap.error("--reps and --class-reps must be at least 2 (lwt2d reports a median from 2 runs on)")
     if args.warmup < 0 or args.levels < 1 or args.tile < 1 or args.sgemm_iter < 1 or args.units < 0:
         ap.error("--warmup, --levels, --tile, --sgemm-iter and --units must be positive")
     unknown = [a for a in args.apps if a not in ("lwt2d", "gemm", "starpu-sgemm", "starpu-dgemm")]
@@ -1005,7 +1018,8 @@ def main(argv):
         workers = f"{nworkers} CPU workers (STARPU_NCPU={nworkers})"
         mtext = f"CPU-only, {machine.nproc} cores"
     header = [f"compare.py: {mtext}; {workers}; detected from {machine.how}",
-              f"median of {args.reps} timed runs after {args.warmup} warm-up (calibration) run(s) per configuration"]
+              f"median of {args.reps} timed runs after {args.warmup} warm-up (calibration) run(s) per configuration"
+              + (f"; {args.class_reps} timed runs for each class alone" if args.class_reps != args.reps else "")]
     for c in conds:
         header.append(f"  {c.label}: " + (f"SKIPPED ({c.skip_note})" if c.skip_note else c.detail) +
                       ("" if c.skip_note else f"; bound {c.bound_how}"))

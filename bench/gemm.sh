@@ -3,10 +3,11 @@
 # examples/mult/sgemm (scripts/build_starpu_examples.sh), side by side. Prints a table of
 # GFLOP/s and writes CSV on request.
 #   bench/gemm.sh [--build DIR] [--gemm BIN] [--example BIN] [--lib SO] [--precision s|d]
-#                 [--size N] [--tile B] [--iter I] [--csv FILE] [CONFIG...]
+#                 [--size N] [--tile B] [--iter I] [--csv FILE] [--example-only] [CONFIG...]
 # Defaults: --build ${BUILD_DIR:-build} (gemm = DIR/bin/gemm, lib = DIR/lib/libfnndtps.so,
 # example = DIR/starpu-examples/sgemm or dgemm, skipped when not built), s, 2048, 512, 5.
-# On the GPU machine: --size 16384 --tile 1024.
+# On the GPU machine: --size 16384 --tile 1024. --example-only runs StarPU's example alone (our
+# app still answers which worker classes exist).
 # A CONFIG is NAME:ENV, e.g. "eager:STARPU_SCHED=eager". The default set measures each worker
 # class alone (gpu-only: dmdas with STARPU_NCPU=0, skipped without CUDA workers; cpu-only:
 # dmdas with STARPU_NCUDA=0), then StarPU's dmdas, dmda, heteroprio and our five policies on
@@ -26,7 +27,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
-gemm= example= lib= precision=s size=2048 tile=512 iter=5 csv=
+gemm= example= lib= precision=s size=2048 tile=512 iter=5 csv= app=1
 configs=()
 while (($#)); do
   case $1 in
@@ -39,6 +40,7 @@ while (($#)); do
     --tile) tile=$2; shift 2 ;;
     --iter) iter=$2; shift 2 ;;
     --csv) csv=$2; shift 2 ;;
+    --example-only) app=0; shift ;;
     -h|--help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
     --*) echo "gemm.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) configs+=("$1"); shift ;;
@@ -89,8 +91,9 @@ for c in "${configs[@]}"; do
   name=${c%%:*} envs=${c#*:}
   names+=("$name")
   echo "[$i/${#configs[@]}] $name ($envs)" >&2
-  line=$(env FNNDTPS_MODEL_DIR="$models/$name-gemm" $envs "$gemm" --precision "$precision" --size "$size" \
-           --tile "$tile" --iter "$iter" 2>/dev/null | grep '^RESULT' || true)
+  line=
+  ((app)) && line=$(env FNNDTPS_MODEL_DIR="$models/$name-gemm" $envs "$gemm" --precision "$precision" \
+           --size "$size" --tile "$tile" --iter "$iter" 2>/dev/null | grep '^RESULT' || true)
   if [[ -n $line ]]; then
     get() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$line"; }
     gms[$name]=$(get median_ms) ggf[$name]=$(get gflops) ncpu[$name]=$(get cpu) ncuda[$name]=$(get cuda)
@@ -134,7 +137,7 @@ for n in "${names[@]}"; do
   g=${ggf[$n]:-} x=${xgf[$n]:-}
   pct=$([[ -n $bound && -n $g ]] && awk -v a="$g" -v b="$bound" 'BEGIN{printf "%.1f", 100*a/b}' || echo -)
   printf '%-12s %4s %4s %10s %10s %7s %8s %10s %10s %8s\n' "$n" "${ncpu[$n]:--}" "${ncuda[$n]:--}" \
-    "${gms[$n]:-failed}" "${g:--}" "$pct" "$(ratio "$g" "$gbest")" "${xms[$n]:--}" "${x:--}" "$(ratio "$x" "$xbest")"
+    "${gms[$n]:-$( ((app)) && echo failed || echo -)}" "${g:--}" "$pct" "$(ratio "$g" "$gbest")" "${xms[$n]:--}" "${x:--}" "$(ratio "$x" "$xbest")"
   [[ -n $csv ]] && echo "$n,$precision,$size,$tile,$iter,${ncpu[$n]:-},${ncuda[$n]:-},${gms[$n]:-},$g,$pct,$(ratio "$g" "$gbest"),${xms[$n]:-},$x,$(ratio "$x" "$xbest")" >>"$csv"
 done
 exit 0

@@ -73,11 +73,28 @@ int Balancer::place(const void* unit, double bytes, const std::vector<char>& eli
   return best;
 }
 
+void Balancer::own(const void* unit, int worker) {
+  Owner& o = owner_[unit];
+  if (o.batch != batch_) {  // first seen in this batch: the last batch's count becomes history
+    o.most_pushes = std::max(o.most_pushes, o.pushes);
+    o.pushes = 0;
+  }
+  o.worker = worker;
+  o.batch = batch_;
+}
+
 void Balancer::assign(const void* unit, int worker, double bytes) {
   const auto it = owner_.find(unit);
   if (it != owner_.end() && it->second.batch == batch_) assigned_[std::size_t(it->second.worker)] -= bytes;
-  owner_[unit] = Owner{worker, batch_};
+  own(unit, worker);
   assigned_[std::size_t(worker)] += bytes;
+}
+
+double Balancer::expected_tasks(const void* unit, std::size_t queued) const {
+  const auto it = owner_.find(unit);
+  if (it == owner_.end() || it->second.batch != batch_) return double(queued);
+  const int taken = it->second.pushes - int(queued);
+  return double(std::max<int>(int(queued), it->second.most_pushes - taken));
 }
 
 void Balancer::start_batch() {
@@ -87,7 +104,13 @@ void Balancer::start_batch() {
 
 void Balancer::forget_units() { owner_.clear(); }
 
-void Balancer::push(int worker, const Queued& q) { queues_[std::size_t(worker)].push_back(q); }
+void Balancer::push(int worker, const Queued& q) {
+  if (q.unit) {
+    const auto it = owner_.find(q.unit);
+    if (it != owner_.end() && it->second.batch == batch_) ++it->second.pushes;
+  }
+  queues_[std::size_t(worker)].push_back(q);
+}
 
 bool Balancer::pop(int worker, Queued* out) {
   auto& q = queues_[std::size_t(worker)];
@@ -131,9 +154,14 @@ std::size_t Balancer::rebalance(int idle, const Cost& cost, double threshold,
     if (!can_run(last.task)) break;
     // The whole unit moves; a task without data (null unit) moves alone.
     auto same_unit = [&](const Queued& q) { return last.unit ? q.unit == last.unit : &q == &from.back(); };
-    double unit_time = 0;  // the unit's queued work on the idle worker
+    double unit_time = 0;  // the unit's work on the idle worker: queued, then still to come
+    std::size_t queued = 0;
     for (const Queued& q : from)
-      if (same_unit(q)) unit_time += cost(idle, q);
+      if (same_unit(q)) {
+        unit_time += cost(idle, q);
+        ++queued;
+      }
+    if (last.unit) unit_time *= expected_tasks(last.unit, queued) / double(queued);
     if (!(worst > threshold * unit_time)) break;
     std::vector<Queued> keep, take;
     if (!last.unit) {  // one task: no need to scan the queue

@@ -68,10 +68,15 @@ class Balancer {
 
   // Re-balancing for an idle worker: takes the worker with the largest remaining time; while
   // its remaining time exceeds threshold x the time the idle worker would need for the last
-  // queued unit, moves that whole unit (all its queued tasks) to the idle worker. `can_run`
-  // tells whether the idle worker can run a task. Returns the tasks moved.
+  // queued unit, moves that whole unit (all its queued tasks) to the idle worker. A unit's
+  // time counts the tasks it still has to come in this batch, not only the queued ones: its
+  // later tasks follow it (a GEMM C tile's k-steps arrive one at a time). `can_run` tells
+  // whether the idle worker can run a task. Returns the tasks moved.
   std::size_t rebalance(int idle, const Cost& cost, double threshold,
                         const std::function<bool(void* task)>& can_run);
+  // Tasks of `unit` still to run in this batch, `queued` of them in a queue now: the most an
+  // earlier batch pushed for it less those already taken from the queues (at least `queued`).
+  double expected_tasks(const void* unit, std::size_t queued) const;
 
  private:
   std::vector<std::deque<Queued>> queues_;
@@ -79,9 +84,14 @@ class Balancer {
   // Owner of each unit and the batch it was placed in: an entry from an earlier batch is
   // only a hint (start_batch is O(1), whatever the number of units).
   struct Owner {
-    int worker;
-    long batch;
+    int worker = -1;
+    long batch = -1;
+    int pushes = 0;       // tasks pushed for the unit in that batch
+    int most_pushes = 0;  // the most any earlier batch pushed for it
   };
+  // Records `worker` as the unit's owner in this batch, keeping its task counts.
+  void own(const void* unit, int worker);
+
   std::unordered_map<const void*, Owner> owner_;
   long batch_ = 0;
 };

@@ -1,6 +1,6 @@
 // DTPS: dynamic task partitioning and scheduling between the CPU class and the GPU class of
 // workers (seed 001, 001_db3574ac63890b2d.txt, sections 1.1-1.4). Pure logic, no StarPU: the
-// policies feed it batch finish times and read back the CPU-class share alpha.
+// policies feed it each class's execution time per batch and read back the CPU-class share alpha.
 //
 // Seed 001's equations (1)-(8) are images missing from the text we have. Where this file needs
 // one it states the definition it chose, marked "chosen", next to the code (DESIGN section 6):
@@ -156,8 +156,9 @@ class DtpsController {
   const DtpsState& state() const { return state_; }
   const DtpsConfig& config() const { return config_; }
 
-  // A batch ended: the CPU class finished its part after t_cpu, the GPU class after t_gpu
-  // (same clock, from the batch start). `realised_alpha` is the CPU-class share of the work the
+  // A batch ended: the CPU class took t_cpu for its part, the GPU class t_gpu (the policies
+  // pass each class's busiest worker's time running tasks; DESIGN §6 says finish times, which
+  // a task graph's dependencies make equal: see dtps_feedback in policy.cpp). `realised_alpha` is the CPU-class share of the work the
   // batch actually ran (units are whole, so it can differ from alpha()); by default alpha().
   // Applies seed 001 §1.3's three cases; see dtps.cpp.
   DtpsUpdate end_batch(double t_cpu, double t_gpu,

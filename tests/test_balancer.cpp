@@ -78,6 +78,39 @@ TEST(Balancer, NoMoveWhenItWouldNotFinishSooner) {
   EXPECT_EQ(b.rebalance(1, cost, 0.05, [](void*) { return true; }), 1u);  // a lower threshold moves it
 }
 
+TEST(Balancer, AUnitsTasksStillToComeCountWhenItMoves) {
+  // A chain unit (a GEMM C tile: its k-steps pushed one at a time, each after the last ends)
+  // ran 8 tasks in the last batch. Worker 1 is 2x slower than worker 0.
+  sched::Balancer b(2);
+  const std::vector<char> all(2, 1);
+  auto cost = [](int w, const sched::Queued& q) { return w == 1 ? 2 * q.bytes : q.bytes; };
+  int t[8];
+  b.start_batch();
+  ASSERT_EQ(b.place(unit(1), 1.0, all), 0);
+  sched::Queued q;
+  for (int k = 0; k < 8; ++k) {
+    b.push(0, {&t[k], unit(1), 1.0, 0});
+    ASSERT_TRUE(b.pop(0, &q));
+  }
+  // Next batch: five one-task units, then the chain's first step, queued on worker 0 (6 s of
+  // work). The step alone would take worker 1 2 s, but the chain's 8 steps take it 16 s.
+  b.start_batch();
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_EQ(b.place(unit(10 + i), 1.0, {1, 0}), 0);
+    b.push(0, {&t[i], unit(10 + i), 1.0, 0});
+  }
+  ASSERT_EQ(b.place(unit(1), 1.0, {1, 0}), 0);
+  b.push(0, {&t[5], unit(1), 1.0, 0});
+  EXPECT_EQ(b.expected_tasks(unit(1), 1), 8.0);
+  EXPECT_EQ(b.expected_tasks(unit(10), 1), 1.0);  // no history: what is queued
+  EXPECT_EQ(b.rebalance(1, cost, 1.0, [](void*) { return true; }), 0u);
+  // A one-task unit queued last moves as before.
+  ASSERT_EQ(b.place(unit(20), 1.0, {1, 0}), 0);
+  b.push(0, {&t[6], unit(20), 1.0, 0});
+  EXPECT_EQ(b.rebalance(1, cost, 1.0, [](void*) { return true; }), 1u);
+  EXPECT_EQ(b.owner(unit(20)), 1);
+}
+
 TEST(Balancer, NoMoveOfTasksTheIdleWorkerCannotRun) {
   sched::Balancer b(2);
   int t[2];

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine from the repository root, with .carry/ from scripts/gpu/pack.sh:
 # the CUDA tests, then the benchmarks. Logs go to $OUT (the device tool brings them back).
-#   bash scripts/gpu/run.sh [tests] [kernels] [overhead] [e2e] [e2e256] [gemm] [gemm2048] [recheck]
-#                           [compare-lwt] [compare-gemm] [compare-sgemm]
+#   bash scripts/gpu/run.sh [tests] [kernels] [overhead] [e2e] [e2e256] [gemm] [gemm2048] [example1024]
+#                           [compare-lwt] [compare-gemm] [compare-sgemm] [diag] [recheck]
 # (default: tests overhead e2e gemm). Each part takes a few minutes; a device call lasts at most
 # 10, so split them over calls (notes/bench.md).
 set -uo pipefail
@@ -99,18 +99,30 @@ if has compare-lwt; then
   compare lwt --apps lwt2d --lwt-sizes 8192,16384 --levels 4 --perturb none,gpu50 --reps 5 --warmup 2
 fi
 if has compare-gemm; then
+  # The CPU class alone takes ~30 s a product: two timed products of it for the bound.
   compare gemm --apps gemm --gemm-sizes 16384 --tile 1024 --perturb none,gpu50 --reps 5 --warmup 1 \
-    --policies $gemm_policies
+    --class-reps 2 --policies $gemm_policies
 fi
 if has compare-sgemm; then
   # StarPU's own example, one process per run (its own mean over --sgemm-iter products).
   compare sgemm --apps starpu-sgemm --sgemm-sizes 16384 --tile 1024 --sgemm-iter 5 --perturb none \
     --reps 3 --warmup 1 --policies $gemm_policies
 fi
+# Issue 5: sgemm 16384 under its seven configurations, 6 products a process (the first one
+# calibrates): tile 2048 with our app and StarPU's example; tile 1024 with the example alone
+# (compare-gemm measures our app there).
+issue5_configs=("gpu-only:STARPU_SCHED=dmdas STARPU_NCPU=0" "dmdas:STARPU_SCHED=dmdas" "dmda:STARPU_SCHED=dmda"
+  "heteroprio:STARPU_SCHED=heteroprio" "fnn-dtps:STARPU_SCHED=fnn-dtps" "dtps:STARPU_SCHED=dtps" "fnn:STARPU_SCHED=fnn")
 if has gemm2048; then
-  # Issue 5's second tile size: our app, 5 products after one calibration product.
-  compare gemm2048 --apps gemm --gemm-sizes 16384 --tile 2048 --perturb none --reps 5 --warmup 1 \
-    --policies fnn-dtps,fnn,dtps,dmda,dmdas,heteroprio
+  stamp "sgemm 16384, tile 2048"
+  bash bench/gemm.sh --gemm "$bin/gemm" --example "$bin/sgemm" --lib "$root/.carry/lib/libfnndtps.so" \
+    --size 16384 --tile 2048 --iter 6 --csv "$OUT/gemm_2048.csv" "${issue5_configs[@]}"
+fi
+if has example1024; then
+  stamp "sgemm 16384, tile 1024, StarPU's example"
+  bash bench/gemm.sh --gemm "$bin/gemm" --example-only --example "$bin/sgemm" --lib "$root/.carry/lib/libfnndtps.so" \
+    --size 16384 --tile 1024 --iter 6 --csv "$OUT/example_1024.csv" "${issue5_configs[@]}"
+  stamp done
 fi
 if has diag; then
   # What our policies decide on this machine: DTPS's per-batch split and each worker's units.
