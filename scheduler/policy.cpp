@@ -56,12 +56,13 @@ struct CodeletState {
   std::unique_ptr<std::atomic<double>[]> sec_per_byte;
   std::atomic<bool> shares_stale{true};
   std::atomic<unsigned long long> batch_bytes{0};
-  std::vector<fnn::Sample> samples;  // CP targets are D/T normalised by max_rate at training
-  std::vector<double> sample_rate;   // the raw D/T of each sample
+  // FNN samples per worker, newest last: features at task start and the raw D/T (CP targets
+  // are D/T normalised by max_rate at training).
+  std::vector<std::deque<std::pair<fnn::Features, double>>> recent;
+  std::size_t new_samples = 0;  // merged since the last training
   double max_rate = 0;
   std::unique_ptr<fnn::Model> model;
   bool model_loaded = false, trained = false;
-  std::size_t trained_upto = 0;  // samples already used to train
   std::vector<double> shares;    // the last computed target shares, and when
   double shares_us = -1;
   int index = 0;                 // in Policy::codelets
@@ -72,6 +73,7 @@ struct CodeletState {
 
 // An FNN sample a worker recorded, merged into its codelet's samples under the lock.
 struct PendingSample {
+  std::size_t worker;  // index in Policy::workers
   CodeletState* codelet;
   fnn::Features x;
   double rate;
@@ -101,8 +103,12 @@ struct WorkerSlot {
   std::vector<PendingSample> pending;
 };
 
-constexpr std::size_t kMaxSamples = 600;
+// Samples kept per worker and codelet. Kept per worker so that a fast worker's thousands of
+// tasks do not crowd out a slow one's few: trained on a pooled newest-600, the FNN predicted
+// a 50x-slowed worker at a fifth of the fast one's CP (a fiftieth is right).
+constexpr std::size_t kSamplesPerWorker = 64;
 constexpr std::size_t kTrainEvery = 32;
+constexpr std::size_t kTunePerWorker = 4;  // online steps per worker at each later training
 constexpr double kEwma = 0.1;  // weight of a new timing in T^unit (smooths timer and wake-up noise)
 
 struct Policy {
@@ -168,6 +174,7 @@ CodeletState& codelet_state(Policy& p, starpu_task* task) {
   const char* name = starpu_task_get_name(task);
   c.name = name ? name : (task->cl && task->cl->name ? task->cl->name : "unnamed");
   c.sec_per_byte = std::make_unique<std::atomic<double>[]>(p.workers.size());
+  c.recent.resize(p.workers.size());
   for (std::size_t w = 0; w < p.workers.size(); ++w) c.sec_per_byte[w] = 0.0;
   if (p.source == Source::Fnn || p.source == Source::FnnDtps) {
     try {
@@ -334,14 +341,10 @@ void merge_samples(WorkerSlot& s) {
   for (const PendingSample& x : s.pending) {
     CodeletState& c = *x.codelet;
     c.max_rate = std::max(c.max_rate, x.rate);
-    if (c.samples.size() >= 2 * kMaxSamples) {  // keep the newest kMaxSamples, amortised
-      const auto drop = std::ptrdiff_t(c.samples.size() - kMaxSamples);
-      c.samples.erase(c.samples.begin(), c.samples.begin() + drop);
-      c.sample_rate.erase(c.sample_rate.begin(), c.sample_rate.begin() + drop);
-      c.trained_upto = c.trained_upto > std::size_t(drop) ? c.trained_upto - std::size_t(drop) : 0;
-    }
-    c.samples.push_back(fnn::Sample{x.x, 0.0});
-    c.sample_rate.push_back(x.rate);
+    auto& mine = c.recent[x.worker];
+    mine.emplace_back(x.x, x.rate);
+    if (mine.size() > kSamplesPerWorker) mine.pop_front();
+    ++c.new_samples;
   }
   s.pending.clear();
 }
@@ -351,24 +354,30 @@ void train_models(Policy& p) {
     CodeletState& c = *cp;
     // Training waits for a few dozen new samples: batches can be short (StarPU idles
     // between an application's submissions), and each costs at most microseconds.
-    if (!c.model || c.samples.size() < c.trained_upto + kTrainEvery || c.max_rate <= 0) continue;
-    // Targets from the rates seen so far: all of them for the first training, the new
-    // ones after (a costlier re-normalisation of old samples buys nothing online).
-    for (std::size_t i = c.trained ? c.trained_upto : 0; i < c.samples.size(); ++i)
-      c.samples[i].cp = cp_from_rate(c.sample_rate[i], c.max_rate);
+    if (!c.model || c.new_samples < kTrainEvery || c.max_rate <= 0) continue;
+    c.new_samples = 0;
+    // Every worker's newest samples, interleaved newest first so that each worker weighs
+    // alike (first training: up to kSamplesPerWorker each; later: kTunePerWorker each).
+    const std::size_t each = c.trained ? kTunePerWorker : kSamplesPerWorker;
+    std::vector<fnn::Sample> set;
+    for (std::size_t i = 0; i < each; ++i)
+      for (const auto& mine : c.recent)
+        if (i < mine.size()) {
+          const auto& [x, rate] = mine[mine.size() - 1 - i];
+          set.push_back(fnn::Sample{x, cp_from_rate(rate, c.max_rate)});
+        }
     if (!c.trained) {
       fnn::TrainOptions opt;  // seed 000 §5.2: pre-training, then fine-tuning
       // The tool's epochs for a few hundred samples, bounded to ~10^5 steps (tens of ms).
-      const double scale = std::min(1.0, 300.0 / double(c.samples.size()));
+      const double scale = std::min(1.0, 300.0 / double(set.size()));
       opt.pretrain.epochs = std::max<std::size_t>(50, std::size_t(double(opt.pretrain.epochs) * scale));
       opt.finetune.epochs = std::max<std::size_t>(15, std::size_t(double(opt.finetune.epochs) * scale));
-      fnn::train_two_step(*c.model, c.samples, opt);
+      fnn::train_two_step(*c.model, set, opt);
       c.trained = true;
-      p.log.push_back("model " + c.name + ": trained on " + std::to_string(c.samples.size()) + " samples");
+      p.log.push_back("model " + c.name + ": trained on " + std::to_string(set.size()) + " samples");
     } else {
-      for (std::size_t i = c.trained_upto; i < c.samples.size(); ++i) fnn::fine_tune(*c.model, c.samples[i]);
+      for (const fnn::Sample& x : set) fnn::fine_tune(*c.model, x);
     }
-    c.trained_upto = c.samples.size();
   }
 }
 
@@ -736,7 +745,7 @@ void post_exec(starpu_task* task, unsigned ctx) {
     if (old <= 0) c.shares_stale = true;  // a first measurement: Boyer's shares can change
     m.store(old > 0 ? (1 - kEwma) * old + kEwma * spb : spb, std::memory_order_relaxed);
     if (c.model)  // an FNN sample: features at start, target f(D/T) (seed 000 eqs. 5, 21)
-      s.pending.push_back(PendingSample{&c, s.features, bytes / dt});
+      s.pending.push_back(PendingSample{std::size_t(w), &c, s.features, bytes / dt});
     ++s.tasks;
     s.busy_us += dt;
     s.bytes += bytes;

@@ -167,6 +167,18 @@ INSTANTIATE_TEST_SUITE_P(Policies, MidRun, ::testing::Values("fnn", "fnn-dtps"),
   return n;
 });
 
+// A worker 200x slower than three others: its ideal part of a batch is 0.37 of a unit, and one
+// unit takes it 1 s against the others' 0.37 s for everything. The FNN must learn that from
+// the one sample it gives for every ~200 of the others, and leave it idle.
+TEST(Fnn, AVerySlowWorkerGetsNoUnits) {
+  const auto r = run("fnn", 3, "0:1,1:1,2:1,3:200");
+  const BatchResult& b = r.back();
+  EXPECT_EQ(b.units[3], 0);
+  EXPECT_LE(b.seconds, 1.25 * kUnits * kBase / 3) << "the three fast workers share the batch";
+  std::printf("fnn, one worker 200x slower: units %d %d %d %d, makespan %.1f ms\n", b.units[0], b.units[1],
+              b.units[2], b.units[3], b.seconds * 1e3);
+}
+
 TEST(Models, RecordedSavedAndLoadedByTheNextRun) {
   const auto dir = std::filesystem::temp_directory_path() / ("fnndtps_models_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
