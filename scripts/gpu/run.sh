@@ -2,7 +2,7 @@
 # Runs on the GPU machine from the repository root, with .carry/ from scripts/gpu/pack.sh:
 # the CUDA tests, then the benchmarks. Logs go to $OUT (the device tool brings them back).
 #   bash scripts/gpu/run.sh [tests] [kernels] [overhead] [e2e] [e2e256] [gemm] [gemm2048] [example1024]
-#                           [compare-lwt] [compare-gemm] [compare-sgemm] [diag] [recheck]
+#                           [compare-lwt] [compare-gemm] [compare-sgemm] [diag] [units] [recheck]
 # (default: tests overhead e2e gemm). Each part takes a few minutes; a device call lasts at most
 # 10, so split them over calls (notes/bench.md).
 set -uo pipefail
@@ -124,9 +124,18 @@ if has example1024; then
     --size 16384 --tile 1024 --iter 6 --csv "$OUT/example_1024.csv" "${issue5_configs[@]}"
   stamp done
 fi
+if has units; then
+  # How the LWT's unit count changes the GPU's time and the co-runs' (lwt2d's default: 4 per worker).
+  for u in 16 32 64; do
+    stamp "units $u"
+    bash bench/lwt_e2e.sh "$bin/lwt2d" --size 16384 --levels 4 --units $u --reps 5 --warmup 3 --csv "$OUT/units_$u.csv" \
+      "gpu-only:STARPU_SCHED=dmdas STARPU_NCPU=0" "dmdas:STARPU_SCHED=dmdas" "fnn-dtps:STARPU_SCHED=fnn-dtps" \
+      2>/dev/null | tail -4
+  done
+fi
 if has diag; then
   # What our policies decide on this machine: DTPS's per-batch split and each worker's units.
-  for pol in fnn-dtps fnn dtps boyer; do
+  for pol in ${DIAG_POLICIES:-fnn-dtps fnn dtps boyer}; do
     stamp "diag lwt2d 16384 $pol"
     FNNDTPS_VERBOSE=1 FNNDTPS_SUMMARY=1 FNNDTPS_MODEL_DIR=/tmp/diag-$pol STARPU_SCHED=$pol \
       "$bin/lwt2d" demo --size 16384 --levels 4 --repeat 5 --warmup 3 2>&1 | grep -v "^ *model\|^ *dtps:" | tee -a "$OUT/diag.txt"
