@@ -7,8 +7,11 @@
 # process, the divisible-load bound T* = 1 / (1/T_gpu + 1/T_cpu) from the classes measured
 # alone in this run (DESIGN §8), each row's % of that bound and its ratio to the best built-in.
 set -euo pipefail
-(($# >= 1)) || { echo "usage: bench/lwt_e2e.sh LWT2D [--size S] ... (see the comment at the top)" >&2; exit 2; }
+usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; }
+[[ ${1:-} == -h || ${1:-} == --help ]] && { usage; exit 0; }
+(($# >= 1)) || { echo "usage: bench/lwt_e2e.sh LWT2D [--size S] ... (see --help)" >&2; exit 2; }
 lwt2d=$1; shift
+[[ -x $lwt2d && ! -d $lwt2d ]] || { echo "lwt_e2e: no lwt2d program at '$lwt2d' (the first argument)" >&2; exit 2; }
 size=16384 levels=4 units=0 reps=5 warmup=3 csv=
 configs=()
 while (($#)); do
