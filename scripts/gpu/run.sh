@@ -2,7 +2,7 @@
 # Runs on the GPU machine from the repository root, with .carry/ from scripts/gpu/pack.sh:
 # the CUDA tests, then the benchmarks. Logs go to $OUT (the device tool brings them back).
 #   bash scripts/gpu/run.sh [tests] [kernels] [overhead] [e2e] [e2e256] [gemm] [gemm2048] [example1024]
-#                           [compare-lwt] [compare-gemm] [compare-sgemm] [diag] [units] [recheck]
+#                           [compare-lwt] [compare-gemm] [compare-sgemm] [diag] [units] [gpu-path] [recheck]
 # (default: tests overhead e2e gemm). Each part takes a few minutes; a device call lasts at most
 # 10, so split them over calls (notes/bench.md).
 set -uo pipefail
@@ -132,6 +132,15 @@ if has units; then
       "gpu-only:STARPU_SCHED=dmdas STARPU_NCPU=0" "dmdas:STARPU_SCHED=dmdas" "fnn-dtps:STARPU_SCHED=fnn-dtps" \
       2>/dev/null | tail -4
   done
+fi
+if has gpu-path; then
+  # Our policies with the GPU doing (nearly) everything: in a GPU-only context, without
+  # re-balancing, and with fewer CPU workers beside it; eager and dmdas the same way.
+  stamp "gpu-path"
+  bash bench/lwt_e2e.sh "$bin/lwt2d" --size 16384 --levels 4 --units 64 --reps 5 --warmup 3 --csv "$OUT/gpu_path.csv" \
+    "fnn-dtps-gpu-only:STARPU_SCHED=fnn-dtps STARPU_NCPU=0" "eager-gpu-only:STARPU_SCHED=eager STARPU_NCPU=0" \
+    "fnn-dtps-no-rebalance:STARPU_SCHED=fnn-dtps FNNDTPS_REBALANCE=0" "fnn-dtps-4cpu:STARPU_SCHED=fnn-dtps STARPU_NCPU=4" \
+    "dmdas-4cpu:STARPU_SCHED=dmdas STARPU_NCPU=4" "dmdas-15cpu:STARPU_SCHED=dmdas" 2>/dev/null | tail -7
 fi
 if has diag; then
   # What our policies decide on this machine: DTPS's per-batch split and each worker's units.
