@@ -120,8 +120,20 @@ bool Balancer::pop(int worker, Queued* out) {
   return true;
 }
 
+bool Balancer::pop_shared(int worker, Queued* out, const std::function<bool(void* task)>& can_run) {
+  for (auto it = shared_.begin(); it != shared_.end(); ++it) {
+    if (!can_run(it->task)) continue;
+    *out = *it;
+    shared_.erase(it);
+    if (out->unit) assign(out->unit, worker, out->bytes);
+    else assigned_[std::size_t(worker)] += out->bytes;
+    return true;
+  }
+  return false;
+}
+
 std::size_t Balancer::queued_total() const {
-  std::size_t n = 0;
+  std::size_t n = shared_.size();
   for (const auto& q : queues_) n += q.size();
   return n;
 }

@@ -59,7 +59,16 @@ class Balancer {
   void push(int worker, const Queued& q);
   bool pop(int worker, Queued* out);
   std::size_t queued(int worker) const { return queues_[std::size_t(worker)].size(); }
+  // Queued tasks of all workers and the shared queue.
   std::size_t queued_total() const;
+
+  // Cold start: a unit whose codelet has not been timed on every worker yet waits in one
+  // shared queue, and the first worker that runs dry takes it (as eager would) and owns it.
+  // Every worker thus times a first unit before any share is computed from the speeds.
+  void push_shared(const Queued& q) { shared_.push_back(q); }
+  // The first shared task `worker` can run, its unit now owned by `worker` in this batch.
+  bool pop_shared(int worker, Queued* out, const std::function<bool(void* task)>& can_run);
+  std::size_t shared() const { return shared_.size(); }
 
   // seed 000 eq. 8: remaining time of a worker, T_i^r = sum over its queued tasks of their
   // estimated time on it (T_i^unit x the units left).
@@ -80,6 +89,7 @@ class Balancer {
 
  private:
   std::vector<std::deque<Queued>> queues_;
+  std::deque<Queued> shared_;
   std::vector<double> shares_, assigned_;
   // Owner of each unit and the batch it was placed in: an entry from an earlier batch is
   // only a hint (start_batch is O(1), whatever the number of units).

@@ -125,7 +125,7 @@ struct Policy {
   // Queue lengths and "found nothing at its last pop", readable without the lock so that
   // idle workers do not contend for it (eager's fast path); written under the lock.
   std::unique_ptr<std::atomic<int>[]> queued;
-  std::atomic<long> queued_total{0};
+  std::atomic<long> queued_total{0}, queued_shared{0};
   std::unique_ptr<std::atomic<bool>[]> waiting;
   // Pushes so far, and the count at each worker's last re-balancing that found nothing to
   // take: an idle worker does not retry (and take the lock) until something was pushed.
@@ -246,15 +246,16 @@ double now_us() { return starpu_timing_now(); }
 
 // --------------------------------------------------------------- share sources
 std::vector<double> boyer_shares(const Policy& p, const CodeletState& c) {
-  // seed 000 eqs. 1-4: shares proportional to the measured speeds D/T; until every worker
-  // has run a unit, equal shares give each one its first, timed unit.
-  std::vector<double> s(p.workers.size(), 1.0);
+  // seed 000 eqs. 1-4: shares proportional to the measured speeds D/T. Every worker that can
+  // run the codelet has timed a unit by now (the cold start in push); one that cannot has
+  // none and gets no share. Nothing timed at all: equal shares.
+  std::vector<double> s(p.workers.size(), 0.0);
+  bool any = false;
   for (std::size_t w = 0; w < s.size(); ++w) {
     const double spb = c.sec_per_byte[w].load(std::memory_order_relaxed);
-    if (spb <= 0) return std::vector<double>(s.size(), 1.0);
-    s[w] = 1.0 / spb;
+    if (spb > 0) s[w] = 1.0 / spb, any = true;
   }
-  return s;
+  return any ? s : std::vector<double>(s.size(), 1.0);
 }
 
 // The FNN's target CP = f(D/T) (seed 000 eqs. 5, 21) with f(r) = (r / r_max)^(1/4): the
@@ -303,9 +304,10 @@ std::vector<double> source_shares(Policy& p, CodeletState& c) {
           p.source == Source::Dtps ? std::vector<double>(n, 1.0) : fnn_shares(p, c);
       const DtpsController* ctl = p.dtps.find(c.name);
       if (!ctl || ctl->turn() == 0) {
-        // No DTPS history: the initial split is the within-class shares' own (equal per
-        // worker for dtps, the FNN's for fnn-dtps).
-        return within;
+        // No DTPS history: the initial split is the FNN's for fnn-dtps and the measured
+        // speeds for dtps (equal shares per worker would give 15 CPU cores 15/16 of a GEMM
+        // that the GPU does 100x faster: 27 s for the first product on the GPU machine).
+        return p.source == Source::Dtps ? boyer_shares(p, c) : within;
       }
       return class_split(p, ctl->alpha(), within);
     }
@@ -564,6 +566,13 @@ void deinit(unsigned ctx) {
   delete p;
 }
 
+// Whether some worker that can run the codelet has not timed one of its units yet.
+bool untimed(const CodeletState& c, const std::vector<char>& eligible) {
+  for (std::size_t w = 0; w < eligible.size(); ++w)
+    if (eligible[w] && c.sec_per_byte[w].load(std::memory_order_relaxed) <= 0) return true;
+  return false;
+}
+
 int push(starpu_task* task) {
   Policy* p = policy_of(task->sched_ctx);
   int chosen = -1, thief = -1;
@@ -587,6 +596,24 @@ int push(starpu_task* task) {
     if (u.owner >= 0 && eligible[std::size_t(u.owner)]) {
       chosen = u.owner;  // the unit's data is there
       if (p->balancer.owner(u.unit) != chosen) p->balancer.assign(u.unit, chosen, u.bytes);
+    } else if (p->source != Source::Even && untimed(c, eligible)) {
+      // Cold start (seed 000 §3.2: every worker times a first unit): the first idle worker
+      // takes it. Shares from untimed speeds would give a CPU core as much as a GPU.
+      p->balancer.push_shared(Queued{task, u.unit, u.bytes, c.index});
+      p->queued_shared.fetch_add(1, std::memory_order_relaxed);
+      p->queued_total.fetch_add(1, std::memory_order_relaxed);
+      p->pushes.fetch_add(1, std::memory_order_relaxed);
+      ++p->in_flight;
+      starpu_push_task_end(task);
+      std::vector<int> wake;
+      for (std::size_t w = 0; w < n; ++w)
+        if (p->waiting[w] && eligible[w]) {
+          p->waiting[w] = false;
+          wake.push_back(p->workers[w].id);
+        }
+      STARPU_PTHREAD_MUTEX_UNLOCK(&p->mutex);
+      for (int id : wake) starpu_wake_worker_relax_light(id);
+      return 0;
     } else {
       p->balancer.set_shares(shares_for(*p, c, now_us()));
       chosen = p->balancer.place(u.unit, u.bytes, eligible);
@@ -632,7 +659,7 @@ starpu_task* pop(unsigned ctx) {
   starpu_task* task = nullptr;
   // Nothing queued here and nothing to take: return without the lock (a push wakes us).
   // Reading the counters unlocked races only with a push that will wake this worker.
-  if (p->queued[w].load(std::memory_order_relaxed) == 0) {
+  if (p->queued[w].load(std::memory_order_relaxed) == 0 && p->queued_shared.load(std::memory_order_relaxed) == 0) {
     // Only a queue of two or more holds a unit worth taking: its owner is busy with the first.
     bool worth = false;
     if (p->rebalance && p->futile_at[w].load(std::memory_order_relaxed) != p->pushes.load(std::memory_order_relaxed))
@@ -648,7 +675,15 @@ starpu_task* pop(unsigned ctx) {
     STARPU_PTHREAD_MUTEX_LOCK(&p->mutex);
     starpu_worker_relax_off();
     Queued q;
-    if (!p->balancer.pop(w, &q) && p->rebalance && p->balancer.queued_total() > 0) {
+    const auto runs_here = [&](void* t) { return can_run(*p, w, static_cast<starpu_task*>(t)); };
+    bool got = p->balancer.pop(w, &q);
+    if (!got && p->balancer.shared() > 0 && p->balancer.pop_shared(w, &q, runs_here)) {
+      got = true;
+      p->queued_shared.fetch_sub(1, std::memory_order_relaxed);
+      ++p->workers[std::size_t(w)].units;
+      ++p->codelets[std::size_t(q.codelet)]->placed_units;
+    }
+    if (!got && p->rebalance && p->balancer.queued_total() > p->balancer.shared()) {
       // seed 000 eq. 8 and steps 1-7 of §3.2: the idle worker takes whole queued units
       // from the worker with the largest remaining time T^r = T^unit x units left.
       auto cost = [&](int worker, const Queued& x) {
@@ -660,8 +695,7 @@ starpu_task* pop(unsigned ctx) {
         }
         return spb > 0 ? spb * x.bytes : x.bytes;
       };
-      const std::size_t moved =
-          p->balancer.rebalance(w, cost, p->cfg.threshold, [&](void* t) { return can_run(*p, w, static_cast<starpu_task*>(t)); });
+      const std::size_t moved = p->balancer.rebalance(w, cost, p->cfg.threshold, runs_here);
       p->moved_tasks += long(moved);
       if (moved == 0) p->futile_at[w] = p->pushes.load(std::memory_order_relaxed);
       if (moved > 0) {

@@ -179,6 +179,18 @@ TEST(Fnn, AVerySlowWorkerGetsNoUnits) {
               b.units[2], b.units[3], b.seconds * 1e3);
 }
 
+// Cold start: before a codelet is timed on every worker, its units go to whichever worker is
+// idle, so the 200x-slowed worker runs one unit (1 s) while the others run the rest. Equal
+// shares would have given it 55 units: 55 s.
+TEST(ColdStart, EachWorkerTimesOneUnitFirst) {
+  for (const char* policy : {"boyer", "dtps", "fnn"}) {
+    SCOPED_TRACE(policy);
+    const BatchResult b = run(policy, 1, "0:1,1:1,2:1,3:200").front();
+    EXPECT_EQ(b.units[3], 1);
+    EXPECT_LT(b.seconds, 1.5) << "one unit of 1 s on the slow worker, the rest elsewhere";
+  }
+}
+
 TEST(Models, RecordedSavedAndLoadedByTheNextRun) {
   const auto dir = std::filesystem::temp_directory_path() / ("fnndtps_models_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
