@@ -320,9 +320,20 @@ std::vector<double> compute_shares(Policy& p, CodeletState& c) {
   // Units are indivisible (seed 000's data units): a worker whose share of a batch is under
   // one whole unit would finish that unit after the others finish everything, so it gets
   // none. The batch size is the last batch's count of new units. `even` keeps pure division.
-  if (p.source != Source::Even && c.last_units >= 1)
-    drop_fractional_workers(s, c.eligible, c.last_units);  // balancer.hpp
-  return s;
+  if (p.source == Source::Even || c.last_units < 1) return s;
+  drop_fractional_workers(s, c.eligible, c.last_units);  // balancer.hpp
+  if (p.source == Source::Boyer) return s;
+  // The same test on the measured speeds: predicted and corrected shares can be off by the
+  // one unit that matters. On the GPU machine the FNN gave CPU cores whole GEMM C tiles (2 s
+  // each, against 0.3 s for the GPU to do everything) and lost 4x under a perturbed GPU.
+  std::vector<double> measured = boyer_shares(p, c);
+  drop_fractional_workers(measured, c.eligible, c.last_units);
+  std::vector<double> kept = s;
+  for (std::size_t w = 0; w < s.size(); ++w)
+    if (measured[w] <= 0 && c.sec_per_byte[w].load(std::memory_order_relaxed) > 0) kept[w] = 0;
+  for (double x : kept)
+    if (x > 0) return kept;
+  return measured;  // the shares kept nobody the speeds allow: follow the speeds
 }
 
 const std::vector<double>& shares_for(Policy& p, CodeletState& c, double now) {

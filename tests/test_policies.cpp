@@ -12,6 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "fnn/fnn.hpp"
+#include "fnn/io.hpp"
+#include "fnn/train.hpp"
 #include "scheduler/emulation.hpp"
 #include "scheduler/plugin.hpp"
 
@@ -177,6 +180,27 @@ TEST(Fnn, AVerySlowWorkerGetsNoUnits) {
   EXPECT_LE(b.seconds, 1.25 * kUnits * kBase / 3) << "the three fast workers share the batch";
   std::printf("fnn, one worker 200x slower: units %d %d %d %d, makespan %.1f ms\n", b.units[0], b.units[1],
               b.units[2], b.units[3], b.seconds * 1e3);
+}
+
+// A wrong model (CP 0.95 whatever the features, as if every worker were alike) must not give
+// the 200x-slowed worker units: the measured speeds say one unit would take it 1 s, longer
+// than the batch.
+TEST(Fnn, AWrongModelCannotGiveASlowWorkerUnitsItCannotFinish) {
+  const auto dir = std::filesystem::temp_directory_path() / ("fnndtps_wrong_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  fnn::Model m = fnn::Model::random(8, 3);
+  std::vector<fnn::Sample> same;
+  for (int i = 0; i < 64; ++i) {
+    const double v = (i % 8) / 7.0;
+    same.push_back(fnn::Sample{{v, 1 - v, v, 0.5, 1 - v}, 0.95});
+  }
+  fnn::train_two_step(m, same, fnn::TrainOptions{});
+  fnn::save_model(m, (dir / "emulated_unit.fnn").string());
+  const auto r = run("fnn", 2, "0:1,1:1,2:1,3:200", 0, dir.string());
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(r.back().units[3], 0);
+  EXPECT_LE(r.back().seconds, 1.25 * kUnits * kBase / 3) << "the three fast workers share the batch";
 }
 
 // Cold start: before a codelet is timed on every worker, its units go to whichever worker is
