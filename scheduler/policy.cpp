@@ -381,8 +381,9 @@ void train_models(Policy& p) {
         }
     if (!c.trained) {
       fnn::TrainOptions opt;  // seed 000 §5.2: pre-training, then fine-tuning
-      // The tool's epochs for a few hundred samples, bounded to ~10^5 steps (tens of ms).
-      const double scale = std::min(1.0, 300.0 / double(set.size()));
+      // The tool's epochs, bounded to ~10^5 SGD steps: it runs under the lock, at a batch end
+      // (1024 samples from 16 workers: 35 ms here instead of 92 ms with the tool's epochs).
+      const double scale = std::min(1.0, 100.0 / double(set.size()));
       opt.pretrain.epochs = std::max<std::size_t>(50, std::size_t(double(opt.pretrain.epochs) * scale));
       opt.finetune.epochs = std::max<std::size_t>(15, std::size_t(double(opt.finetune.epochs) * scale));
       fnn::train_two_step(*c.model, set, opt);
