@@ -1,6 +1,5 @@
 #include "fnn/io.hpp"
 
-#include <unistd.h>
 
 #include <cerrno>
 #include <charconv>
@@ -176,22 +175,9 @@ Model read_model(std::istream& in, const std::string& source) {
 }
 
 void save_model(const Model& m, const std::string& path) {
-  const std::string tmp = path + ".tmp." + std::to_string(static_cast<long>(::getpid()));
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
-    write_model(m, out);
-    out.close();
-    if (!out) {
-      std::remove(tmp.c_str());
-      throw std::runtime_error("cannot write " + tmp);
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    std::remove(tmp.c_str());
-    throw std::runtime_error("cannot replace " + path + ": " + std::strerror(err));
-  }
+  std::ostringstream out;
+  write_model(m, out);
+  text::replace_file(path, out.str());
 }
 
 Model load_model(const std::string& path) {

@@ -1,10 +1,17 @@
 // Helpers for the project's small versioned text files (FNN models, samples, DTPS ratios):
-// a checksum, exact number formatting, and fields quoted safely in one-line errors.
+// a checksum, exact number formatting, fields quoted safely in one-line errors, and an atomic
+// replace of a file.
 #pragma once
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
 #include <string>
 #include <cmath>
 #include <string_view>
@@ -34,6 +41,28 @@ inline std::string number(double v) {
   char buf[32];
   const auto r = std::to_chars(buf, buf + sizeof buf, v);
   return std::string(buf, r.ptr);
+}
+
+// Replaces the file at `path` with `text` through a temporary file renamed over it: a reader
+// (another process loading a model) never sees half a file, and a failed write leaves the old
+// one. Throws std::runtime_error naming the file.
+inline void replace_file(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp." + std::to_string(static_cast<long>(::getpid()));
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    out.close();
+    if (!out) {
+      std::remove(tmp.c_str());
+      throw std::runtime_error("cannot write " + tmp);
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    std::remove(tmp.c_str());
+    throw std::runtime_error("cannot replace " + path + ": " + std::strerror(err));
+  }
 }
 
 // A field as quoted in an error message: control characters replaced and long fields

@@ -4,7 +4,6 @@
 // beside each.
 #include "scheduler/dtps.hpp"
 
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -522,23 +521,7 @@ void DtpsStore::save(const std::filesystem::path& model_dir) const {
   std::filesystem::create_directories(model_dir, ec);
   if (ec) throw std::runtime_error("cannot create " + model_dir.string() + ": " + ec.message());
   const std::string path = file_in(model_dir).string();
-  const std::string tmp = path + ".tmp." + std::to_string(static_cast<long>(::getpid()));
-  const std::string text = to_text();
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    out.close();
-    if (!out) {
-      std::remove(tmp.c_str());
-      throw std::runtime_error("cannot write " + tmp);
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    std::remove(tmp.c_str());
-    throw std::runtime_error("cannot replace " + path + ": " + std::strerror(err));
-  }
+  fnn::text::replace_file(path, to_text());
 }
 
 bool DtpsStore::load(const std::filesystem::path& model_dir) {

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstring>
 #include <string>
 #include <type_traits>
 
@@ -26,5 +28,25 @@ struct CaseNames {
 // True where a CUDA device can be used; otherwise false and the reason in *why.
 // Defined in tests/cuda_device_present.cpp, built only with CUDA.
 bool cuda_device_present(std::string* why);
+
+// A NaN with a payload that no arithmetic produces: padding must keep these exact bits, and
+// an output poisoned with it shows where a kernel never wrote.
+template <typename T>
+T poison() {
+  T v;
+  if constexpr (std::is_same_v<T, float>) {
+    const std::uint32_t bits = 0x7fc05a5au;
+    std::memcpy(&v, &bits, sizeof v);
+  } else {
+    const std::uint64_t bits = 0x7ff800000005a5a5ull;
+    std::memcpy(&v, &bits, sizeof v);
+  }
+  return v;
+}
+template <typename T>
+bool is_poison(T v) {
+  const T p = poison<T>();
+  return std::memcmp(&v, &p, sizeof v) == 0;
+}
 
 }  // namespace test_support

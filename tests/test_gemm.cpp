@@ -44,29 +44,13 @@ namespace {
 
 using test_support::Case;
 using test_support::CaseNames;
+using test_support::is_poison;
+using test_support::poison;
 #ifdef FNNDTPS_TEST_CUDA
 using test_support::cuda_device_present;
 #endif
 
 // ------------------------------------------------------------------------- matrices
-// A NaN with a payload that no arithmetic produces: padding must keep these exact bits.
-template <typename T>
-T poison() {
-  T v;
-  if constexpr (std::is_same_v<T, float>) {
-    const std::uint32_t bits = 0x7fc05a5au;
-    std::memcpy(&v, &bits, sizeof v);
-  } else {
-    const std::uint64_t bits = 0x7ff800000005a5a5ull;
-    std::memcpy(&v, &bits, sizeof v);
-  }
-  return v;
-}
-template <typename T>
-bool is_poison(T v) {
-  const T p = poison<T>();
-  return std::memcmp(&v, &p, sizeof v) == 0;
-}
 
 // Column-major rows x cols with ld = rows + pad; padding poisoned.
 template <typename T>

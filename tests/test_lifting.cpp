@@ -26,6 +26,8 @@ namespace {
 
 using test_support::Case;
 using test_support::CaseNames;
+using test_support::is_poison;
+using test_support::poison;
 using test_support::cuda_device_present;
 
 using lwt::Direction;
@@ -137,26 +139,6 @@ double round_trip_tol() {
 }
 
 // ------------------------------------------------------------------------- matrices
-// A NaN with a payload that no arithmetic produces: padding must keep these exact bits.
-template <typename T>
-T poison() {
-  if constexpr (std::is_same_v<T, float>) {
-    const std::uint32_t bits = 0x7fc05a5au;
-    T v;
-    std::memcpy(&v, &bits, sizeof v);
-    return v;
-  } else {
-    const std::uint64_t bits = 0x7ff800000005a5a5ull;
-    T v;
-    std::memcpy(&v, &bits, sizeof v);
-    return v;
-  }
-}
-template <typename T>
-bool is_poison(T v) {
-  const T p = poison<T>();
-  return std::memcmp(&v, &p, sizeof v) == 0;
-}
 
 template <typename T>
 struct Mat {
