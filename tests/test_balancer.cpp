@@ -111,6 +111,28 @@ TEST(Balancer, AUnitsTasksStillToComeCountWhenItMoves) {
   EXPECT_EQ(b.owner(unit(20)), 1);
 }
 
+TEST(Balancer, SharedQueueGoesToTheFirstWorkerThatCanRunItAndOwnsIt) {
+  // Cold start: worker 0 cannot run the first shared task; worker 1 takes it and owns its unit.
+  sched::Balancer b(2);
+  int t[3];
+  b.start_batch();
+  b.push_shared({&t[0], unit(1), 1.0, 0});
+  b.push_shared({&t[1], unit(2), 1.0, 0});
+  EXPECT_EQ(b.shared(), 2u);
+  EXPECT_EQ(b.queued_total(), 2u);
+  sched::Queued q;
+  ASSERT_TRUE(b.pop_shared(0, &q, [&](void* task) { return task != &t[0]; }));
+  EXPECT_EQ(q.task, &t[1]);
+  EXPECT_EQ(b.owner(unit(2)), 0);
+  EXPECT_EQ(b.owner(unit(1)), -1);
+  ASSERT_TRUE(b.pop_shared(1, &q, [](void*) { return true; }));
+  EXPECT_EQ(q.task, &t[0]);
+  EXPECT_EQ(b.owner(unit(1)), 1);
+  EXPECT_EQ(b.assigned()[1], 1.0);
+  EXPECT_FALSE(b.pop_shared(1, &q, [](void*) { return true; }));
+  EXPECT_EQ(b.queued_total(), 0u);
+}
+
 TEST(Balancer, NoMoveOfTasksTheIdleWorkerCannotRun) {
   sched::Balancer b(2);
   int t[2];

@@ -5,7 +5,7 @@
 #     stable and under the emulated slowdown: the CSV has every expected row (the classes
 #     measured alone, each policy, the unknown policy as a failed row), the bound and the ratios
 #     are filled in, the table is printed, the PNG is written; a run past its timeout is a row
-#     marked timeout; --from-csv draws it again. Exit 77 (skipped) without Debian's matplotlib.
+#     marked timeout; --from-csv draws it again; --class-reps applies to the classes alone. Exit 77 (skipped) without Debian's matplotlib.
 #   tests/test_bench.sh perturb PERTURB
 #     perturb's contract: one line saying what it does, a clean exit on SIGTERM and SIGINT and
 #     after --seconds, and one line on stderr with exit 2 for each bad option.
@@ -82,6 +82,13 @@ PY
   "$PY" "$compare" --build "$build" --apps lwt2d --lwt-sizes 512 --levels 2 --reps 2 --warmup 1 \
     --policies eager --perturb none --emu-factors 1,3 --timeout 0.01 --out "$dir/t" >"$dir/t.txt" 2>&1
   check "timeouts are rows, not a crash (exit $?)" grep -q ',eager,builtin,timeout,' "$dir/t/results.csv"
+  # --class-reps: the classes measured alone get their own count of timed runs.
+  "$PY" "$compare" --build "$build" --apps lwt2d --lwt-sizes 512 --levels 2 --reps 2 --class-reps 3 --warmup 1 \
+    --policies eager --perturb none --emu-factors 1,3 --out "$dir/cr" >"$dir/cr.txt" 2>&1
+  check "--class-reps 3: classes 3 runs, policies 2" "$PY" -c '
+import csv, sys
+reps = {r["kind"]: r["reps"] for r in csv.DictReader(open(sys.argv[1]))}
+sys.exit(reps != {"class": "3", "builtin": "2"})' "$dir/cr/results.csv"
   # Bad options: one line, exit 2.
   "$PY" "$compare" --build "$build" --perturb bogus --out "$dir/bad" >"$dir/bad.txt" 2>&1
   check "unknown perturbation: exit 2 (got $?), one line" test "$(wc -l <"$dir/bad.txt")" -eq 1
