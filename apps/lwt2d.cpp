@@ -138,14 +138,19 @@ void print_setup(const apps::StarpuSession& s, const lwt::Plan& plan, lwt::Pipel
               s.policy().c_str(), s.cpu_workers(), s.cuda_workers());
 }
 
-int preferred_units(const apps::StarpuSession& s) {
-  return int(std::max(8u, 4 * (s.cpu_workers() + s.cuda_workers())));
+// 4 units per worker, and units of at most 16 MiB: on the GPU machine the GPU alone did a
+// 16384^2 forward transform (1 GiB) in 36.0 ms as 8 units, 30.4 as 16, 28.0 as 32 and 26.7 as
+// 64 (more units overlap its transfers with its kernels; bench/RESULTS.md, 2026-12-02 B).
+int preferred_units(const apps::StarpuSession& s, int rows, int cols) {
+  const double mib = double(rows) * double(cols) * sizeof(float) / double(1 << 20);
+  const int by_size = int(std::ceil(mib / 16.0));
+  return std::max({8, 4 * int(s.cpu_workers() + s.cuda_workers()), by_size});
 }
 
 int run_file(const Options& o) {
   io::Array2D a = io::read_npy_f32(o.in, io::F64Policy::Refuse);
   apps::StarpuSession session;
-  const lwt::Plan plan(a.rows, a.cols, o.levels, o.units, preferred_units(session));
+  const lwt::Plan plan(a.rows, a.cols, o.levels, o.units, preferred_units(session, a.rows, a.cols));
   print_setup(session, plan, o.pipeline);
   const std::size_t n = a.data.size();
   HostBuffer in(n), out(n), image(n);
@@ -175,7 +180,7 @@ int run_file(const Options& o) {
 
 int run_demo(const Options& o) {
   apps::StarpuSession session;
-  const lwt::Plan plan(o.rows, o.cols, o.levels, o.units, preferred_units(session));
+  const lwt::Plan plan(o.rows, o.cols, o.levels, o.units, preferred_units(session, o.rows, o.cols));
   print_setup(session, plan, o.pipeline);
   const std::size_t n = std::size_t(o.rows) * std::size_t(o.cols);
   HostBuffer x(n), c(n), y(n);
