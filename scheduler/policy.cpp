@@ -678,7 +678,9 @@ starpu_task* pop(unsigned ctx) {
       for (std::size_t i = 0; i < p->workers.size() && !worth; ++i)
         worth = p->queued[i].load(std::memory_order_relaxed) >= 2;
     if (!worth) {
-      p->waiting[w] = true;
+      // StarPU's drivers poll while idle (non-blocking drivers, its default): write the flag
+      // once, not on every poll, so idle workers do not keep taking its cache line.
+      if (!p->waiting[w].load(std::memory_order_relaxed)) p->waiting[w].store(true, std::memory_order_relaxed);
       return nullptr;
     }
   }
