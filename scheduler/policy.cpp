@@ -104,8 +104,8 @@ struct WorkerSlot {
 };
 
 // Samples kept per worker and codelet. Kept per worker so that a fast worker's thousands of
-// tasks do not crowd out a slow one's few: trained on a pooled newest-600, the FNN predicted
-// a 50x-slowed worker at a fifth of the fast one's CP (a fiftieth is right).
+// tasks do not crowd out a slow one's few: trained on a pooled newest-600, the FNN gave a
+// 50x-slowed worker a share of 38% beside one unslowed worker (2% is right).
 constexpr std::size_t kSamplesPerWorker = 64;
 constexpr std::size_t kTrainEvery = 32;
 constexpr std::size_t kTunePerWorker = 4;  // online steps per worker at each later training
