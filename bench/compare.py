@@ -65,34 +65,22 @@ def die(msg):
     sys.exit(2)
 
 
-def int_list(text):
-    try:
-        values = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a comma-separated list of integers")
-    if not values or min(values) <= 0:
-        raise argparse.ArgumentTypeError(f"'{text}': give positive integers")
-    return values
+def number_list(convert, items, least, rule):
+    """An argparse type: a comma-separated list of `items` converted by `convert`, each >= least."""
+    def parse(text):
+        try:
+            values = [convert(x) for x in text.split(",") if x.strip()]
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not a comma-separated list of {items}")
+        if not values or min(values) < least:
+            raise argparse.ArgumentTypeError(f"'{text}': {rule}")
+        return values
+    return parse
 
 
-def float_list(text):
-    try:
-        values = [float(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a comma-separated list of numbers")
-    if not values or min(values) < 1:
-        raise argparse.ArgumentTypeError(f"'{text}': slowdown factors are >= 1")
-    return values
-
-
-def core_list(text):
-    try:
-        values = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a comma-separated list of cores")
-    if not values or min(values) < 0:
-        raise argparse.ArgumentTypeError(f"'{text}': cores are numbered from 0")
-    return values
+int_list = number_list(int, "integers", 1, "give positive integers")
+float_list = number_list(float, "numbers", 1, "slowdown factors are >= 1")
+core_list = number_list(int, "cores", 0, "cores are numbered from 0")
 
 
 def name_list(text):
