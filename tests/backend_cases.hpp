@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <random>
 #include <string>
 #include <type_traits>
 
@@ -28,6 +29,22 @@ struct CaseNames {
 // True where a CUDA device can be used; otherwise false and the reason in *why.
 // Defined in tests/cuda_device_present.cpp, built only with CUDA.
 bool cuda_device_present(std::string* why);
+
+// Test data: N(0,1) samples, about one in eight exactly zero (zeros take the kernels' exact
+// paths), the same sequence for the same seed.
+class RandomValues {
+ public:
+  explicit RandomValues(unsigned seed) : gen_(seed) {}
+  template <typename T>
+  T next() {
+    return zero_(gen_) == 0 ? T(0) : T(normal_(gen_));
+  }
+
+ private:
+  std::mt19937 gen_;
+  std::normal_distribution<double> normal_;
+  std::uniform_int_distribution<int> zero_{0, 7};
+};
 
 // A NaN with a payload that no arithmetic produces: padding must keep these exact bits, and
 // an output poisoned with it shows where a kernel never wrote.

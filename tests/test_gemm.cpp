@@ -23,7 +23,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <random>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -66,11 +65,9 @@ struct Mat {
 template <typename T>
 Mat<T> random_mat(int rows, int cols, int pad, unsigned seed) {
   Mat<T> m(rows, cols, pad);
-  std::mt19937 gen(seed);
-  std::normal_distribution<double> normal;
-  std::uniform_int_distribution<int> zero(0, 7);
+  test_support::RandomValues values(seed);
   for (int j = 0; j < cols; ++j)
-    for (int i = 0; i < rows; ++i) m.at(i, j) = zero(gen) == 0 ? T(0) : T(normal(gen));
+    for (int i = 0; i < rows; ++i) m.at(i, j) = values.next<T>();
   return m;
 }
 

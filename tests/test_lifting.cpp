@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
-#include <random>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -157,11 +156,9 @@ struct Mat {
 template <typename T>
 Mat<T> random_mat(int rows, int cols, int pad, unsigned seed) {
   Mat<T> m(rows, cols, pad);
-  std::mt19937 gen(seed);
-  std::normal_distribution<double> normal;
-  std::uniform_int_distribution<int> zero(0, 7);
+  test_support::RandomValues values(seed);
   for (int r = 0; r < rows; ++r)
-    for (int c = 0; c < cols; ++c) m.at(r, c) = zero(gen) == 0 ? T(0) : T(normal(gen));
+    for (int c = 0; c < cols; ++c) m.at(r, c) = values.next<T>();
   return m;
 }
 
