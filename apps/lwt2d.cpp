@@ -139,8 +139,8 @@ void print_setup(const apps::StarpuSession& s, const lwt::Plan& plan, lwt::Pipel
 }
 
 // 4 units per worker, and units of at most 16 MiB: on the GPU machine the GPU alone did a
-// 16384^2 forward transform (1 GiB) in 36.0 ms as 8 units, 30.4 as 16, 28.0 as 32 and 26.7 as
-// 64 (more units overlap its transfers with its kernels; bench/RESULTS.md, 2026-12-02 B).
+// 16384^2 forward transform (1 GiB) in 30.4 ms as 16 units, 28.0 as 32 and 26.7 as 64, one run
+// (more units overlap its transfers with its kernels; bench/RESULTS.md, 2026-12-02 B).
 int preferred_units(const apps::StarpuSession& s, int rows, int cols) {
   const double mib = double(rows) * double(cols) * sizeof(float) / double(1 << 20);
   const int by_size = int(std::ceil(mib / 16.0));

@@ -104,8 +104,8 @@ struct WorkerSlot {
 };
 
 // Samples kept per worker and codelet. Kept per worker so that a fast worker's thousands of
-// tasks do not crowd out a slow one's few: trained on a pooled newest-600, the FNN gave a
-// 50x-slowed worker a share of 38% beside one unslowed worker (2% is right).
+// tasks do not crowd out a slow one's few (test_policies' Fnn.AVerySlowWorkerGetsNoUnits: with
+// a pooled newest-600 the 200x-slowed worker kept getting units).
 constexpr std::size_t kSamplesPerWorker = 64;
 constexpr std::size_t kTrainEvery = 32;
 constexpr std::size_t kTunePerWorker = 4;  // online steps per worker at each later training
@@ -382,7 +382,7 @@ void train_models(Policy& p) {
     if (!c.trained) {
       fnn::TrainOptions opt;  // seed 000 §5.2: pre-training, then fine-tuning
       // The tool's epochs, bounded to ~10^5 SGD steps: it runs under the lock, at a batch end
-      // (1024 samples from 16 workers: 35 ms here instead of 92 ms with the tool's epochs).
+      // (1024 samples from 16 workers would otherwise take ~4x10^5 steps).
       const double scale = std::min(1.0, 100.0 / double(set.size()));
       opt.pretrain.epochs = std::max<std::size_t>(50, std::size_t(double(opt.pretrain.epochs) * scale));
       opt.finetune.epochs = std::max<std::size_t>(15, std::size_t(double(opt.finetune.epochs) * scale));
