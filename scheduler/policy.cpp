@@ -67,6 +67,7 @@ struct CodeletState {
   double shares_us = -1;
   int index = 0;                 // in Policy::codelets
   std::vector<char> eligible;    // workers with an implementation, when fixed per codelet
+  bool timed_everywhere = false;  // every worker that can run it has timed it (stays true)
   long placed_units = 0;         // new units placed in this batch
   double last_units = 0;         // ... and in the last batch that placed any
 };
@@ -578,10 +579,14 @@ void deinit(unsigned ctx) {
   delete p;
 }
 
-// Whether some worker that can run the codelet has not timed one of its units yet.
-bool untimed(const CodeletState& c, const std::vector<char>& eligible) {
+// Whether some worker that can run the codelet has not timed one of its units yet. Timings
+// never go back to 0, so once every worker has one (for a codelet whose eligible workers are
+// fixed) the answer is remembered and the push path stops scanning the workers.
+bool untimed(CodeletState& c, const std::vector<char>& eligible, bool fixed_eligibility) {
+  if (c.timed_everywhere) return false;
   for (std::size_t w = 0; w < eligible.size(); ++w)
     if (eligible[w] && c.sec_per_byte[w].load(std::memory_order_relaxed) <= 0) return true;
+  c.timed_everywhere = fixed_eligibility;
   return false;
 }
 
@@ -608,7 +613,7 @@ int push(starpu_task* task) {
     if (u.owner >= 0 && eligible[std::size_t(u.owner)]) {
       chosen = u.owner;  // the unit's data is there
       if (p->balancer.owner(u.unit) != chosen) p->balancer.assign(u.unit, chosen, u.bytes);
-    } else if (p->source != Source::Even && untimed(c, eligible)) {
+    } else if (p->source != Source::Even && untimed(c, eligible, !task->cl->can_execute)) {
       // Cold start (seed 000 §3.2: every worker times a first unit): the first idle worker
       // takes it. Shares from untimed speeds would give a CPU core as much as a GPU.
       p->balancer.push_shared(Queued{task, u.unit, u.bytes, c.index});
