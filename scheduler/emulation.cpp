@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -20,6 +21,8 @@ struct State {
   long after_tasks = 0;
   double after_ms = 0;
   std::string text;
+  std::set<int> gpu_class;
+  std::string gpu_text;
   std::atomic<long> tasks{0};
   std::atomic<bool> started{false};
   Clock::time_point t0;
@@ -38,8 +41,21 @@ void load(State& s) {
   s.after_tasks = 0;
   s.after_ms = 0;
   s.text.clear();
+  s.gpu_class.clear();
+  s.gpu_text.clear();
   s.tasks = 0;
   s.started = false;
+  if (const char* v = std::getenv("FNNDTPS_EMULATED_GPUS"); v && *v) {
+    s.gpu_text = v;
+    std::stringstream in(v);
+    std::string item;
+    while (std::getline(in, item, ',')) {
+      const double w = parse_number("FNNDTPS_EMULATED_GPUS worker", item);
+      if (w < 0 || w != double(int(w)))
+        throw std::invalid_argument("FNNDTPS_EMULATED_GPUS entry '" + item + "' is not a worker number");
+      s.gpu_class.insert(int(w));
+    }
+  }
   const char* spec = std::getenv("FNNDTPS_SLOWDOWN");
   if (!spec || !*spec) return;
   s.text = spec;
@@ -101,7 +117,11 @@ double factor(int worker) {
   return it == s.factors.end() || !switched_on(s) ? 1.0 : it->second;
 }
 
-bool configured() { return !state().factors.empty(); }
+bool configured() { return !state().factors.empty() || !state().gpu_class.empty(); }
+
+bool gpu_class(int worker) { return state().gpu_class.count(worker) > 0; }
+
+int last_gpu_class_worker() { return state().gpu_class.empty() ? -1 : *state().gpu_class.rbegin(); }
 
 void stretch(int worker, double seconds) {
   State& s = state();
@@ -120,11 +140,13 @@ void emulated_work(int worker, double base_seconds) {
 
 std::string describe() {
   State& s = state();
-  if (s.factors.empty()) return "";
   std::ostringstream o;
-  o << "emulated slowdown " << s.text;
-  if (s.after_tasks > 0) o << " after " << s.after_tasks << " tasks";
-  if (s.after_ms > 0) o << " after " << s.after_ms << " ms";
+  if (!s.factors.empty()) {
+    o << "emulated slowdown " << s.text;
+    if (s.after_tasks > 0) o << " after " << s.after_tasks << " tasks";
+    if (s.after_ms > 0) o << " after " << s.after_ms << " ms";
+  }
+  if (!s.gpu_class.empty()) o << (s.factors.empty() ? "" : ", ") << "emulated GPU class " << s.gpu_text;
   return o.str();
 }
 

@@ -5,6 +5,8 @@
 //   FNNDTPS_SLOWDOWN=worker:factor[,worker:factor...]   e.g. 0:1,1:1,2:2,3:4
 //   FNNDTPS_SLOWDOWN_AFTER_TASKS=N   (factors apply once N tasks have run; default 0)
 //   FNNDTPS_SLOWDOWN_AFTER_MS=T      (or once T ms have passed since the first task)
+//   FNNDTPS_EMULATED_GPUS=worker[,worker...]   CPU workers the DTPS policies count in the
+//                                    GPU class, to run the code paths of several GPUs here
 // Worker numbers are StarPU worker ids. No StarPU dependency. A malformed setting ends the
 // program with one line on stderr at the first use.
 #pragma once
@@ -17,14 +19,18 @@ struct Slowdown;
 
 // Factor for a worker now (1 when none or not yet switched on). Thread-safe, cheap.
 double factor(int worker);
-// True when FNNDTPS_SLOWDOWN is set.
+// True when FNNDTPS_SLOWDOWN or FNNDTPS_EMULATED_GPUS is set.
 bool configured();
+// True when FNNDTPS_EMULATED_GPUS lists the worker.
+bool gpu_class(int worker);
+// The largest worker FNNDTPS_EMULATED_GPUS lists, or -1.
+int last_gpu_class_worker();
 // Call at a task's end with the seconds it ran: counts the task and sleeps
 // (factor - 1) x seconds, so the task takes factor times as long.
 void stretch(int worker, double seconds);
 // Sleeps base_seconds x factor: time-based emulated work for oversubscribed test machines.
 void emulated_work(int worker, double base_seconds);
-// "emulated slowdown 0:1,1:1,2:2,3:4 after 0 tasks" or "".
+// "emulated slowdown 0:1,1:1,2:2,3:4 after 10 tasks, emulated GPU class 2,3" or "".
 std::string describe();
 // Re-reads the environment (tests); throws std::invalid_argument on a malformed value.
 void reload();

@@ -89,7 +89,7 @@ constexpr double kFeaturesTtlUs = 5000;
 
 struct WorkerSlot {
   int id = 0;  // StarPU worker id
-  bool cuda = false;
+  bool gpu = false;  // in the GPU class: a CUDA worker, or one FNNDTPS_EMULATED_GPUS names
   double peak_F = 0;        // the probe's F before any emulated slowdown
   double emulated = 1.0;    // the emulated slowdown factor the probe last saw
   std::string name;
@@ -280,10 +280,10 @@ std::vector<double> fnn_shares(Policy& p, const CodeletState& c) {
 // proportion to `within`.
 std::vector<double> class_split(const Policy& p, double alpha, const std::vector<double>& within) {
   double sum[2] = {0, 0};
-  for (std::size_t w = 0; w < p.workers.size(); ++w) sum[p.workers[w].cuda] += within[w];
+  for (std::size_t w = 0; w < p.workers.size(); ++w) sum[p.workers[w].gpu] += within[w];
   std::vector<double> s(p.workers.size());
   for (std::size_t w = 0; w < s.size(); ++w) {
-    const int k = p.workers[w].cuda;
+    const int k = p.workers[w].gpu;
     const double cls = k ? 1.0 - alpha : alpha;
     s[w] = sum[k] > 0 ? cls * within[w] / sum[k] : 0.0;
   }
@@ -416,8 +416,8 @@ void dtps_feedback(Policy& p) {
   DtpsController& ctl = p.dtps.controller(kind);
   double busy[2] = {0, 0}, bytes[2] = {0, 0};
   for (const WorkerSlot& s : p.workers) {
-    busy[s.cuda] = std::max(busy[s.cuda], s.batch_busy_us.load(std::memory_order_relaxed));
-    bytes[s.cuda] += s.batch_bytes.load(std::memory_order_relaxed);
+    busy[s.gpu] = std::max(busy[s.gpu], s.batch_busy_us.load(std::memory_order_relaxed));
+    bytes[s.gpu] += s.batch_bytes.load(std::memory_order_relaxed);
   }
   const double t_cpu = busy[0], t_gpu = busy[1];
   const double total = bytes[0] + bytes[1];
@@ -483,13 +483,14 @@ void init(unsigned ctx, Source source) {
     for (unsigned w = 0; w < n; ++w) {
       WorkerSlot& s = p->workers.emplace_back();
       s.id = int(w);
-      s.cuda = starpu_worker_get_type(int(w)) == STARPU_CUDA_WORKER;
+      const bool cuda = starpu_worker_get_type(int(w)) == STARPU_CUDA_WORKER;
+      s.gpu = cuda || emu::gpu_class(int(w));
       char name[64];
       starpu_worker_get_name(int(w), name, sizeof name);
       s.name = name;
       WorkerSpec spec;
-      spec.kind = s.cuda ? WorkerKind::Cuda : WorkerKind::Cpu;
-      if (s.cuda) {
+      spec.kind = cuda ? WorkerKind::Cuda : WorkerKind::Cpu;
+      if (cuda) {
         spec.cuda_device = starpu_worker_get_devid(int(w));
       } else if (const int bind = starpu_worker_get_bindid(int(w)); bind >= 0) {
         const int os = starpu_get_pu_os_index(unsigned(bind));
@@ -500,7 +501,7 @@ void init(unsigned ctx, Source source) {
     p->probe = std::make_unique<Probe>(specs);
     for (std::size_t w = 0; w < p->workers.size(); ++w) p->workers[w].peak_F = p->probe->static_features(w).F;
     bool has[2] = {false, false};
-    for (const WorkerSlot& s : p->workers) has[s.cuda] = true;
+    for (const WorkerSlot& s : p->workers) has[s.gpu] = true;
     p->dtps.set_classes(has[0], has[1]);
     if (source == Source::Dtps || source == Source::FnnDtps) {
       try {
@@ -513,7 +514,11 @@ void init(unsigned ctx, Source source) {
       }
       p->dtps.set_classes(has[0], has[1]);
     }
-    (void)emu::configured();  // validates FNNDTPS_SLOWDOWN now, not inside a codelet
+    // The emulation settings were read (and checked) above; a GPU class of workers that do
+    // not exist is wrong too.
+    if (emu::last_gpu_class_worker() >= int(n))
+      throw std::invalid_argument("FNNDTPS_EMULATED_GPUS names worker " + std::to_string(emu::last_gpu_class_worker()) +
+                                  " but StarPU has " + std::to_string(n) + " workers");
     starpu_sched_ctx_set_policy_data(ctx, p);
     active = p;
   } catch (const std::invalid_argument& e) {  // a bad FNNDTPS_ setting

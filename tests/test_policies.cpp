@@ -241,6 +241,54 @@ TEST(Models, RecordedSavedAndLoadedByTheNextRun) {
   std::filesystem::remove_all(dir);
 }
 
+// Several GPUs, emulated (FNNDTPS_EMULATED_GPUS): workers 2 and 3 form the GPU class. From
+// the second batch on the CPU class is 4x slower and GPU 3 runs at half speed (seed 000's
+// heterogeneous GPUs: one busy with other work), so the first batch's split is wrong. The
+// units are counted in the last of 5 batches.
+struct SeveralGpusRun {
+  BatchResult last;
+  int dtps_turn = -1;  // adjusting rounds of DTPS's class split (seed 001 eq. 8's Turn)
+};
+
+SeveralGpusRun run_several_gpus(const std::string& policy) {
+  setenv("FNNDTPS_EMULATED_GPUS", "2,3", 1);
+  setenv("FNNDTPS_SUMMARY", "1", 1);
+  ::testing::internal::CaptureStderr();
+  const auto r = run(policy, 5, "0:4,1:4,3:2", kUnits);
+  const std::string summary = ::testing::internal::GetCapturedStderr();
+  unsetenv("FNNDTPS_EMULATED_GPUS");
+  unsetenv("FNNDTPS_SUMMARY");
+  emu::reload();
+  EXPECT_NE(summary.find("emulated GPU class 2,3"), std::string::npos) << summary;
+  SeveralGpusRun out{r.back()};
+  const auto at = summary.find("(CPU class), turn ");
+  if (at != std::string::npos) out.dtps_turn = std::atoi(summary.c_str() + at + 18);
+  const std::vector<int>& u = out.last.units;
+  std::printf("%s, GPU class 2,3: units %d %d %d %d, DTPS turn %d\n", policy.c_str(), u[0], u[1], u[2], u[3],
+              out.dtps_turn);
+  return out;
+}
+
+TEST(SeveralGpus, FnnDtpsSplitsTheClassesThenEachGpuBySpeed) {
+  const SeveralGpusRun r = run_several_gpus("fnn-dtps");
+  const auto ideal = ideal_units({4, 4, 1, 2});  // 27.5 27.5 110 55
+  for (std::size_t w = 0; w < 4; ++w) {
+    SCOPED_TRACE("worker " + std::to_string(w));
+    EXPECT_NEAR(r.last.units[w], ideal[w], 0.10 * ideal[w] + 0.5);
+  }
+}
+
+// dtps alone splits between the classes only (seed 001 §1.3): its GPUs get equal shares, and
+// the split is corrected until the CPU class takes as long as the slower GPU.
+TEST(SeveralGpus, DtpsBalancesTheClassesNotTheGpus) {
+  const SeveralGpusRun r = run_several_gpus("dtps");
+  const std::vector<int>& u = r.last.units;
+  EXPECT_GE(r.dtps_turn, 1) << "the split was corrected after the slowdown";
+  EXPECT_LE(std::abs(u[2] - u[3]), 2) << "equal shares inside the GPU class";
+  const double t_cpu = 4.0 * std::max(u[0], u[1]), t_gpu = std::max(1.0 * u[2], 2.0 * u[3]);  // in unit times
+  EXPECT_NEAR(t_cpu / t_gpu, 1.0, 0.12) << "class times balanced";
+}
+
 // Batches (DESIGN §6): the work between two moments when every worker is idle, or up to an
 // explicit fnndtps_end_batch call.
 int batches_in(const std::string& summary, const std::string& policy) {
