@@ -6,7 +6,7 @@ same run. Prints a table, writes table.txt, results.csv, compare.png and one log
   bench/compare.py [--build DIR] [--apps lwt2d,gemm,starpu-sgemm] [--lwt-sizes 8192,16384]
                    [--gemm-sizes 16384] [--sgemm-sizes 16384] [--tile 1024] [--levels 4]
                    [--reps 5] [--warmup 2] [--policies P,...] [--perturb none,gpu50,cpu,emulated]
-                   [--out DIR] [--quick] [--timeout S] ...        (--help lists every option)
+                   [--gpus 1,2,4,8] [--out DIR] [--quick] [--timeout S] ... (--help lists every option)
   bench/compare.py --from-csv OUT/results.csv --out DIR     (the table and the PNG again)
 
 Conditions (--perturb):
@@ -17,6 +17,10 @@ Conditions (--perturb):
              factor_i times as long (--emu-factors). Built-in policies run the same codelets, so
              they see the same slowdown; StarPU's example programs do not, and are skipped.
 The perturbation runs for the whole condition, bound measurements included.
+GPU counts (--gpus 1,2,4,8, GPU machines): every condition once per count k, named none-2gpu,
+gpu50-4gpu...: the co-run and the gpu-alone class get STARPU_NCUDA=k (StarPU's first k GPUs), so
+T* is the bound at k GPUs and %bound the efficiency at k. The CPU workers stay those of the
+cpu-alone class at every k. Without --gpus, every GPU StarPU finds, once.
 
 The bound (DESIGN §8): T* = 1 / sum_k (w_k / T_k), T_k the median time of worker class k running
 the whole job alone (dmdas) under the same condition, w_k how many such workers the co-run has.
@@ -81,6 +85,7 @@ def number_list(convert, items, least, rule):
 int_list = number_list(int, "integers", 1, "give positive integers")
 float_list = number_list(float, "numbers", 1, "slowdown factors are >= 1")
 core_list = number_list(int, "cores", 0, "cores are numbered from 0")
+gpu_list = number_list(int, "GPU counts", 1, "GPU counts are at least 1")
 
 
 def name_list(text):
@@ -353,6 +358,14 @@ class Condition:
     skip_note: str = ""
 
 
+def cond_label(name):
+    """A condition's label from its name (also for --from-csv): none -> stable,
+    gpu50-2gpu -> gpu50, 2 GPUs."""
+    base, k = re.fullmatch(r"(.*?)(?:-(\d+)gpu)?", name).groups()
+    text = "stable" if base == "none" else base
+    return text if k is None else f"{text}, {k} GPU" + ("s" if k != "1" else "")
+
+
 def clean_env(args):
     env = dict(os.environ)
     for k in list(env):  # the bench owns the emulation settings
@@ -389,6 +402,10 @@ def make_conditions(args, machine):
             f"{','.join(map(str, allowed))}")
     factors = args.emu_factors or default_factors(machine.nproc)
     nworkers = len(factors)
+    if args.gpus and not machine.has_gpu:
+        die("--gpus needs GPUs; this machine has none")
+    if args.gpus and max(args.gpus) > machine.cuda:
+        die(f"--gpus {','.join(map(str, args.gpus))}: this machine has {machine.cuda} GPU(s)")
     for name in args.perturb:
         m = re.fullmatch(r"(none|stable|emulated|gpu|cpu)(\d*)", name)
         if not m or (m.group(2) and m.group(1) not in ("gpu", "cpu")):
@@ -456,7 +473,28 @@ def make_conditions(args, machine):
                     c.classes.append(WorkerClass(name, env, count, how))
                 c.bound_how = "measured: T* = 1/sum(n_k/T_k), T_k one worker alone, n_k workers like it"
         conds.append(c)
+    if args.gpus:
+        fewest = min(args.gpus)
+        if any(c.name.startswith("gpu") for c in conds) and args.perturb_gpu >= fewest:
+            die(f"--perturb-gpu {args.perturb_gpu}: with --gpus {fewest} the co-run uses only CUDA device"
+                + (" 0" if fewest == 1 else f"s 0-{fewest - 1}") + "; the perturbed GPU must be one the co-run uses")
+        conds = [at_gpu_count(c, k, args.ncpu or machine.cpu) for c in conds for k in args.gpus]
     return conds, factors, nworkers
+
+
+def at_gpu_count(cond, k, ncpu):
+    """--gpus: the condition with StarPU's first k GPUs, its bound measured with the same k."""
+    c = copy.deepcopy(cond)
+    c.name = f"{cond.name}-{k}gpu"
+    c.label = cond_label(c.name)
+    # STARPU_NCPU fixed too: StarPU's default gives a CPU worker more for every GPU left out,
+    # and the co-run must have the cpu-alone class's workers for the bound to hold.
+    c.env.update(STARPU_NCUDA=str(k), STARPU_NCPU=str(ncpu))
+    for wc in c.classes:
+        if wc.name == "gpu-alone":
+            wc.env["STARPU_NCUDA"] = str(k)
+            wc.how = f"the {k} GPU(s) alone"
+    return c
 
 
 # ---------------------------------------------------------------------------------------------
@@ -682,7 +720,8 @@ def write_table(args, rows, bounds, header):
     lines.append("ours: " + " ".join(OURS) + "; vs_best: median / best built-in's median (same app, size,"
                  " perturbation); %bound: 100 T* / median")
     lines.append("")
-    fmt_row = "{:<13} {:>6} {:<10} {:<16} {:>10} {:>10} {:>10} {:>8} {:>7}"
+    width = max([10] + [len(r.cond.label) for r in rows])  # "gpu50, 4 GPUs" under --gpus
+    fmt_row = "{:<13} {:>6} {:<%d} {:<16} {:>10} {:>10} {:>10} {:>8} {:>7}" % width
     lines.append(fmt_row.format("app", "size", "perturb", "policy", "median_ms", "min_ms", "max_ms", "vs_best", "%bound"))
     seen = []
     for r in rows:
@@ -714,7 +753,7 @@ def write_table(args, rows, bounds, header):
         ok = [x for x in group if x.kind != "class" and x.m.status == "ok"]
         if ok:
             best = min(ok, key=lambda x: x.m.median_ms)
-            lines.append(f"{'':<13} {'':>6} {'':<10} best co-run: {best.policy} {best.m.median_ms:.2f} ms"
+            lines.append(f"{'':<13} {'':>6} {'':<{width}} best co-run: {best.policy} {best.m.median_ms:.2f} ms"
                          + (f", {best.pct_bound:.1f}% of the bound" if best.pct_bound else ""))
     text = "\n".join(lines) + "\n"
     with open(os.path.join(args.out, "table.txt"), "w") as f:
@@ -755,7 +794,7 @@ def load_csv(path):
             c = conds.get(d["perturbation"])
             if c is None:
                 c = conds[d["perturbation"]] = Condition(
-                    name=d["perturbation"], label="stable" if d["perturbation"] == "none" else d["perturbation"],
+                    name=d["perturbation"], label=cond_label(d["perturbation"]),
                     env={}, perturb_args=None, detail=d["perturbation_detail"], bound_how=d["bound_method"])
 
             def num(key):
@@ -769,7 +808,9 @@ def load_csv(path):
     return rows, list(conds.values())
 
 
-COND_COLOURS = ["#4C72B0", "#DD8452", "#C44E52", "#8172B3", "#55A868"]
+# Ten: --gpus 1,2,4,8 under two conditions draws eight.
+COND_COLOURS = ["#4C72B0", "#DD8452", "#C44E52", "#8172B3", "#55A868",
+                "#937860", "#DA8BC3", "#8C8C8C", "#CCB974", "#64B5CD"]
 
 
 def plot(args, rows, bounds, title):
@@ -851,7 +892,10 @@ def plot(args, rows, bounds, title):
         ax.set_xlim(-0.5, len(policies) - 0.5)
         ax.set_ylim(0, top)
         ax.set_ylabel("time (ms), lower is better")
-        ax.set_title(f"{app} {setups[(app, size)]}" + ("\nbound T* (dashed): " + ", ".join(bound_text) if bound_text else ""),
+        # Four bounds a line; "; " between them when the labels have commas ("stable, 2 GPUs").
+        sep = "; " if any("," in c.label for c in shown) else ", "
+        bound_lines = [sep.join(bound_text[i:i + 4]) for i in range(0, len(bound_text), 4)]
+        ax.set_title(f"{app} {setups[(app, size)]}" + ("\nbound T* (dashed): " + "\n".join(bound_lines) if bound_text else ""),
                      fontsize=10)
         ax.grid(axis="y", alpha=0.3, zorder=1)
     for ax in list(axes.flat)[len(panels):]:
@@ -912,6 +956,9 @@ def parse_args(argv):
     ap.add_argument("--perturb-gpu", metavar="DEV", type=int, default=0, help="GPU for gpuNN (default 0)")
     ap.add_argument("--perturb-cores", metavar="LIST", type=core_list,
                     help="cores for cpuNN, e.g. 12,13,14,15 (default: the last quarter, at least one)")
+    ap.add_argument("--gpus", metavar="LIST", type=gpu_list,
+                    help="GPU counts, e.g. 1,2,4,8: every condition once per count k (STARPU_NCUDA=k), "
+                         "its bound measured with k GPUs (default: every GPU, once)")
     ap.add_argument("--period-ms", metavar="MS", type=float, default=200, help="perturbation period (default 200 ms)")
     ap.add_argument("--emu-factors", metavar="LIST", type=float_list,
                     help="emulated slowdown per CPU worker (default 1,1,2,4 on 4+ cores, 1,3 on 2-3); "
@@ -939,6 +986,8 @@ def parse_args(argv):
     args.warmup = 2 if args.warmup is None else args.warmup
     args.timeout = args.timeout or (120 if q else 600)
     args.class_reps = args.class_reps or args.reps
+    if args.gpus:  # a count given twice would run twice under one name
+        args.gpus = list(dict.fromkeys(args.gpus))
     if args.reps < 2 or args.class_reps < 2:
         ap.error("--reps and --class-reps must be at least 2 (lwt2d reports a median from 2 runs on)")
     if args.warmup < 0 or args.levels < 1 or args.tile < 1 or args.sgemm_iter < 1 or args.units < 0:
@@ -1000,7 +1049,8 @@ def main(argv):
     if not args.keep_models:
         shutil.rmtree(os.path.join(args.out, "models"), ignore_errors=True)
     if machine.has_gpu:
-        workers = f"{args.ncpu or machine.cpu} CPU + {machine.cuda} CUDA workers"
+        cuda = ",".join(map(str, args.gpus)) if args.gpus else machine.cuda
+        workers = f"{args.ncpu or machine.cpu} CPU + {cuda} CUDA workers"
         mtext = f"{machine.nproc} cores, {machine.cuda} GPU(s)" + (f" ({machine.gpus[0]})" if machine.gpus else "")
     else:
         workers = f"{nworkers} CPU workers (STARPU_NCPU={nworkers})"

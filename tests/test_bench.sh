@@ -5,7 +5,9 @@
 #     stable and under the emulated slowdown: the CSV has every expected row (the classes
 #     measured alone, each policy, the unknown policy as a failed row), the bound and the ratios
 #     are filled in, the table is printed, the PNG is written; a run past its timeout is a row
-#     marked timeout; --from-csv draws it again; --class-reps applies to the classes alone. Exit 77 (skipped) without Debian's matplotlib.
+#     marked timeout; --from-csv draws it again; --class-reps applies to the classes alone;
+#     --gpus is refused without a GPU, as are the counts 0 and x. Exit 77 (skipped) without
+#     Debian's matplotlib.
 #   tests/test_bench.sh perturb PERTURB
 #     perturb's contract: one line saying what it does, a clean exit on SIGTERM and SIGINT and
 #     after --seconds, and one line on stderr with exit 2 for each bad option.
@@ -92,6 +94,14 @@ sys.exit(reps != {"class": "3", "builtin": "2"})' "$dir/cr/results.csv"
   # Bad options: one line, exit 2.
   "$PY" "$compare" --build "$build" --perturb bogus --out "$dir/bad" >"$dir/bad.txt" 2>&1
   check "unknown perturbation: exit 2 (got $?), one line" test "$(wc -l <"$dir/bad.txt")" -eq 1
+  # --gpus: GPU counts >= 1, and only on a machine with that many GPUs (this one has none).
+  "$PY" "$compare" --build "$build" --gpus 2 --out "$dir/bad" >"$dir/bad.out" 2>"$dir/bad.txt"; rc=$?
+  check "--gpus 2 without a GPU: exit 2 (got $rc), one line naming --gpus" \
+    test $rc -eq 2 -a "$(wc -l <"$dir/bad.txt")" -eq 1 -a "$(grep -c -- --gpus "$dir/bad.txt")" -eq 1
+  for bad in 0 x; do
+    "$PY" "$compare" --build "$build" --gpus $bad --out "$dir/bad" >"$dir/bad.txt" 2>&1; rc=$?
+    check "--gpus $bad: exit 2 (got $rc), one line" test $rc -eq 2 -a "$(wc -l <"$dir/bad.txt")" -eq 1
+  done
 elif [[ $mode == perturb ]]; then
   perturb=$1
   for args in "" "--bogus" "--cpu-cores 0 --duty 0" "--cpu-cores 0 --duty 1.5" "--cpu-cores 0 --period-ms -1" \

@@ -2,7 +2,8 @@
 # Runs on the GPU machine from the repository root, with .carry/ from scripts/gpu/pack.sh:
 # the CUDA tests, then the benchmarks. Logs go to $OUT (the device tool brings them back).
 #   bash scripts/gpu/run.sh [tests] [kernels] [overhead] [e2e] [e2e256] [gemm] [gemm2048] [example1024]
-#                           [compare-lwt] [compare-gemm] [compare-sgemm] [diag] [units] [gpu-path] [recheck]
+#                           [compare-lwt] [compare-gemm] [compare-sgemm] [scaling-lwt] [scaling-gemm] [diag]
+#                           [units] [gpu-path] [recheck]
 # (default: tests overhead e2e gemm). Each part takes a few minutes; a device call lasts at most
 # 10, so split them over calls (notes/bench.md).
 set -uo pipefail
@@ -25,7 +26,7 @@ sampling=$(grep -aom1 '/[[:alnum:]/._-]*/share/starpu/perfmodels/sampling' "$roo
 tpc=$(lscpu | awk -F: '/Thread\(s\) per core/{gsub(/ /,"",$2); print $2}')
 export STARPU_NTHREADS_PER_CORE=${STARPU_NTHREADS_PER_CORE:-${tpc:-1}}
 parts=${*:-tests overhead e2e gemm}
-known=" tests kernels overhead e2e e2e256 gemm gemm2048 example1024 compare-lwt compare-gemm compare-sgemm diag units gpu-path recheck "
+known=" tests kernels overhead e2e e2e256 gemm gemm2048 example1024 compare-lwt compare-gemm compare-sgemm scaling-lwt scaling-gemm diag units gpu-path recheck "
 for part in $parts; do
   [[ $known == *" $part "* ]] || { echo "run.sh: unknown part '$part' (known:$known)" >&2; exit 2; }
 done
@@ -115,6 +116,26 @@ if has compare-sgemm; then
   # StarPU's own example, one process per run (its own mean over --sgemm-iter products).
   compare sgemm --apps starpu-sgemm --sgemm-sizes 16384 --tile 1024 --sgemm-iter 5 --perturb none \
     --reps 3 --warmup 1 --policies $gemm_policies
+fi
+if has scaling-lwt || has scaling-gemm; then
+  # Multi-GPU runs: each condition at 1, 2, 4 and 8 GPUs (those this host has), the bound
+  # measured at every count, so %bound is the efficiency at that count. One part per call.
+  ngpu=$(nvidia-smi -L | grep -c '^GPU ')
+  gpus=$(for k in 1 2 4 8; do ((k <= ngpu)) && echo $k; done | paste -sd,)
+  scaling_policies=fnn-dtps,fnn,dtps,boyer,dmdas,dmda,heteroprio
+  if [[ -z $gpus ]]; then
+    echo "== scaling: nvidia-smi lists no GPU"; status=1
+  fi
+  if [[ -n $gpus ]] && has scaling-lwt; then
+    compare scaling-lwt --apps lwt2d --lwt-sizes ${SCALING_LWT_SIZES:-16384,32768} --levels 4 \
+      --perturb none,gpu50 --gpus "$gpus" --reps 3 --policies $scaling_policies
+  fi
+  if [[ -n $gpus ]] && has scaling-gemm; then
+    # The CPUs alone take ~34 s a 16384 product (~5 min at 32768, past one call: give
+    # SCALING_GEMM_SIZES=32768 a call of its own with fewer policies).
+    compare scaling-gemm --apps gemm --gemm-sizes ${SCALING_GEMM_SIZES:-16384} --tile 1024 \
+      --perturb none,gpu50 --gpus "$gpus" --reps 3 --warmup 1 --class-reps 2 --policies $scaling_policies
+  fi
 fi
 # Issue 5: sgemm 16384 under its seven configurations, 6 products a process (the first one
 # calibrates): tile 2048 with our app and StarPU's example; tile 1024 with the example alone
