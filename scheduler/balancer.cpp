@@ -144,6 +144,30 @@ double Balancer::remaining(int worker, const Cost& cost) const {
   return t;
 }
 
+double Balancer::queued_bound(const Cost& cost) const {
+  // Queued bytes per codelet, with one of its tasks to price them on each worker.
+  std::vector<std::pair<const Queued*, double>> kinds;
+  auto add = [&](const Queued& q) {
+    for (auto& k : kinds)
+      if (k.first->codelet == q.codelet) {
+        k.second += q.bytes;
+        return;
+      }
+    kinds.emplace_back(&q, q.bytes);
+  };
+  for (const Queued& q : shared_) add(q);
+  for (const auto& queue : queues_)
+    for (const Queued& q : queue) add(q);
+  double speed = 0;
+  for (std::size_t w = 0; w < queues_.size(); ++w) {
+    double t = 0;
+    for (const auto& [q, bytes] : kinds)
+      if (q->bytes > 0) t += cost(int(w), *q) * bytes / q->bytes;
+    if (t > 0) speed += 1.0 / t;
+  }
+  return speed > 0 ? 1.0 / speed : 0.0;
+}
+
 std::size_t Balancer::rebalance(int idle, const Cost& cost, double threshold,
                                 const std::function<bool(void* task)>& can_run) {
   int victim = -1;
@@ -157,6 +181,7 @@ std::size_t Balancer::rebalance(int idle, const Cost& cost, double threshold,
     }
   }
   if (victim < 0) return 0;
+  const double bound = queued_bound(cost);
   auto& from = queues_[std::size_t(victim)];
   auto& to = queues_[std::size_t(idle)];
   std::size_t moved = 0;
@@ -174,7 +199,7 @@ std::size_t Balancer::rebalance(int idle, const Cost& cost, double threshold,
         ++queued;
       }
     if (last.unit) unit_time *= expected_tasks(last.unit, queued) / double(queued);
-    if (!(worst > threshold * unit_time)) break;
+    if (!(threshold * unit_time < std::min(worst, bound))) break;
     std::vector<Queued> keep, take;
     if (!last.unit) {  // one task: no need to scan the queue
       take.push_back(last);

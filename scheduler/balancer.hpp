@@ -75,9 +75,16 @@ class Balancer {
   using Cost = std::function<double(int worker, const Queued&)>;
   double remaining(int worker, const Cost& cost) const;
 
+  // The divisible-load bound of the work queued now (DESIGN §8): T* = 1 / sum_i 1/T_i, T_i
+  // worker i's time for all of it. `cost` must be proportional to a task's bytes within a
+  // codelet (T^unit per byte), so T_i is summed per codelet, not per task.
+  double queued_bound(const Cost& cost) const;
+
   // Re-balancing for an idle worker: takes the worker with the largest remaining time; while
-  // its remaining time exceeds threshold x the time the idle worker would need for the last
-  // queued unit, moves that whole unit (all its queued tasks) to the idle worker. A unit's
+  // threshold x the time the idle worker would need for the last queued unit is below both
+  // that remaining time and the queued work's bound (units are indivisible: past the bound,
+  // the others would have done everything before the idle worker's unit ends), moves that
+  // whole unit (all its queued tasks) to the idle worker. A unit's
   // time counts the tasks it still has to come in this batch, not only the queued ones: its
   // later tasks follow it (a GEMM C tile's k-steps arrive one at a time). `can_run` tells
   // whether the idle worker can run a task. Returns the tasks moved.

@@ -78,6 +78,19 @@ TEST(Balancer, NoMoveWhenItWouldNotFinishSooner) {
   EXPECT_EQ(b.rebalance(1, cost, 0.05, [](void*) { return true; }), 1u);  // a lower threshold moves it
 }
 
+TEST(Balancer, NoMoveToAWorkerThatWouldEndPastTheBound) {
+  // Worker 0 (a GPU) has 100 units of 1 s queued; worker 1 is a second GPU, worker 2 a CPU
+  // core that takes 80 s a unit. The CPU would finish a unit before worker 0's queue (100 s),
+  // but the two GPUs share the queue in 50 s: its unit would end 30 s after everything else.
+  sched::Balancer b(3);
+  int t[100];
+  for (int i = 0; i < 100; ++i) b.push(0, {&t[i], unit(i), 1.0, 0});
+  auto cost = [](int w, const sched::Queued& q) { return w == 2 ? 80 * q.bytes : q.bytes; };
+  EXPECT_NEAR(b.queued_bound(cost), 1.0 / (2 / 100.0 + 1 / 8000.0), 1e-9);
+  EXPECT_EQ(b.rebalance(2, cost, 1.0, [](void*) { return true; }), 0u);
+  EXPECT_EQ(b.rebalance(1, cost, 1.0, [](void*) { return true; }), 50u);  // the other GPU takes half
+}
+
 TEST(Balancer, AUnitsTasksStillToComeCountWhenItMoves) {
   // A chain unit (a GEMM C tile: its k-steps pushed one at a time, each after the last ends)
   // ran 8 tasks in the last batch. Worker 1 is 2x slower than worker 0.

@@ -289,6 +289,26 @@ TEST(SeveralGpus, DtpsBalancesTheClassesNotTheGpus) {
   EXPECT_NEAR(t_cpu / t_gpu, 1.0, 0.12) << "class times balanced";
 }
 
+// The GEMM case of the GPU machine, emulated: CPU cores 200x slower than the GPUs, so a whole
+// unit on a core (1 s) outlasts the GPUs' whole batch (~0.75 s). After the cold start's one
+// timed unit each, the cores must get none: neither from the shares nor by taking queued
+// units when idle (a core would finish one before the GPU 2's queue, but not before the
+// two GPUs together finish everything).
+TEST(SeveralGpus, CpuCoresSlowerThanTheBatchGetNoUnits) {
+  for (const char* policy : {"fnn-dtps", "fnn", "dtps"}) {
+    SCOPED_TRACE(policy);
+    setenv("FNNDTPS_EMULATED_GPUS", "2,3", 1);
+    const auto r = run(policy, 4, "0:200,1:200,3:2");
+    unsetenv("FNNDTPS_EMULATED_GPUS");
+    emu::reload();
+    for (std::size_t b = 1; b < r.size(); ++b) {
+      EXPECT_EQ(r[b].units[0] + r[b].units[1], 0) << "batch " << b + 1;
+      std::printf("%s, batch %zu: units %d %d %d %d\n", policy, b + 1, r[b].units[0], r[b].units[1],
+                  r[b].units[2], r[b].units[3]);
+    }
+  }
+}
+
 // Batches (DESIGN §6): the work between two moments when every worker is idle, or up to an
 // explicit fnndtps_end_batch call.
 int batches_in(const std::string& summary, const std::string& policy) {
