@@ -16,6 +16,8 @@ Conditions (--perturb):
   emulated   FNNDTPS_SLOWDOWN on a CPU-only machine: worker i's tasks of OUR codelets take
              factor_i times as long (--emu-factors). Built-in policies run the same codelets, so
              they see the same slowdown; StarPU's example programs do not, and are skipped.
+             --emu-gpus LIST: those workers form dtps's and fnn-dtps's GPU class
+             (FNNDTPS_EMULATED_GPUS), the code paths of a machine with GPUs.
 The perturbation runs for the whole condition, bound measurements included.
 GPU counts (--gpus 1,2,4,8, GPU machines): every condition once per count k, named none-2gpu,
 gpu50-4gpu...: the co-run and the gpu-alone class get STARPU_NCUDA=k (StarPU's first k GPUs), so
@@ -85,6 +87,7 @@ def number_list(convert, items, least, rule):
 int_list = number_list(int, "integers", 1, "give positive integers")
 float_list = number_list(float, "numbers", 1, "slowdown factors are >= 1")
 core_list = number_list(int, "cores", 0, "cores are numbered from 0")
+worker_list = number_list(int, "workers", 0, "workers are numbered from 0")
 gpu_list = number_list(int, "GPU counts", 1, "GPU counts are at least 1")
 
 
@@ -369,7 +372,7 @@ def cond_label(name):
 def clean_env(args):
     env = dict(os.environ)
     for k in list(env):  # the bench owns the emulation settings
-        if k.startswith("FNNDTPS_SLOWDOWN"):
+        if k.startswith("FNNDTPS_SLOWDOWN") or k == "FNNDTPS_EMULATED_GPUS":
             del env[k]
     env.update(STARPU_SILENT="1", OPENBLAS_NUM_THREADS="1")
     if args.malloc_tuning:
@@ -402,6 +405,8 @@ def make_conditions(args, machine):
             f"{','.join(map(str, allowed))}")
     factors = args.emu_factors or default_factors(machine.nproc)
     nworkers = len(factors)
+    if args.emu_gpus and "emulated" not in args.perturb:
+        die("--emu-gpus applies to the emulated condition: add emulated to --perturb")
     if args.gpus and not machine.has_gpu:
         die("--gpus needs GPUs; this machine has none")
     if args.gpus and max(args.gpus) > machine.cuda:
@@ -437,6 +442,11 @@ def make_conditions(args, machine):
             spec = ",".join(f"{i}:{f:g}" for i, f in enumerate(factors))
             c.env = {"FNNDTPS_SLOWDOWN": spec}
             c.detail = f"emulated slowdown FNNDTPS_SLOWDOWN={spec} (our codelets)"
+            if args.emu_gpus:
+                if max(args.emu_gpus) >= nworkers:
+                    die(f"--emu-gpus {','.join(map(str, args.emu_gpus))}: the workers are 0-{nworkers - 1}")
+                c.env["FNNDTPS_EMULATED_GPUS"] = ",".join(map(str, args.emu_gpus))
+                c.detail += f", GPU class FNNDTPS_EMULATED_GPUS={c.env['FNNDTPS_EMULATED_GPUS']}"
         if machine.has_gpu:
             ncpu = args.ncpu or machine.cpu
             if args.ncpu:
@@ -963,6 +973,8 @@ def parse_args(argv):
     ap.add_argument("--emu-factors", metavar="LIST", type=float_list,
                     help="emulated slowdown per CPU worker (default 1,1,2,4 on 4+ cores, 1,3 on 2-3); "
                          "CPU-only machines run this many CPU workers in every condition")
+    ap.add_argument("--emu-gpus", metavar="LIST", type=worker_list,
+                    help="emulated condition: workers that dtps and fnn-dtps count as GPUs, e.g. 0 (default none)")
     ap.add_argument("--bound", choices=["measured", "computed"], default="measured",
                     help="emulated bound: each slowed worker alone (measured) or T_1 / sum(1/f) (computed)")
     ap.add_argument("--ncpu", metavar="N", type=int, help="CPU workers on GPU machines (default: StarPU's)")

@@ -6,7 +6,8 @@
 #     measured alone, each policy, the unknown policy as a failed row), the bound and the ratios
 #     are filled in, the table is printed, the PNG is written; a run past its timeout is a row
 #     marked timeout; --from-csv draws it again; --class-reps applies to the classes alone;
-#     --gpus is refused without a GPU, as are the counts 0 and x. Exit 77 (skipped) without
+#     --gpus is refused without a GPU, as are the counts 0 and x; --emu-gpus names the emulated
+#     condition's GPU class, and only workers that exist. Exit 77 (skipped) without
 #     Debian's matplotlib.
 #   tests/test_bench.sh perturb PERTURB
 #     perturb's contract: one line saying what it does, a clean exit on SIGTERM and SIGINT and
@@ -27,7 +28,7 @@ if [[ $mode == compare ]]; then
     exit 77
   fi
   "$PY" "$compare" --build "$build" --quick --apps lwt2d --lwt-sizes 512 --levels 2 --reps 2 --warmup 1 \
-    --policies fnn-dtps,eager,nosuch --perturb none,emulated --emu-factors 1,3 --timeout 60 \
+    --policies fnn-dtps,eager,nosuch --perturb none,emulated --emu-factors 1,3 --emu-gpus 0 --timeout 60 \
     --out "$dir/out" >"$dir/stdout" 2>"$dir/stderr"
   rc=$?
   check "compare.py exits 0 (got $rc)" test $rc -eq 0
@@ -53,6 +54,8 @@ for r in rows:
         problems.append(f"row {r['policy']}: app {r['app']} size {r['size']}")
     if r["perturbation"] == "emulated" and "FNNDTPS_SLOWDOWN=0:1,1:3" not in r["perturbation_detail"]:
         problems.append(f"emulated row without its slowdown: {r['perturbation_detail']}")
+    if r["perturbation"] == "emulated" and "FNNDTPS_EMULATED_GPUS=0" not in r["perturbation_detail"]:
+        problems.append(f"emulated row without its GPU class: {r['perturbation_detail']}")
     if r["status"] == "ok":
         lo, med, hi = float(r["min_ms"]), float(r["median_ms"]), float(r["max_ms"])
         if not 0 < lo <= med <= hi:
@@ -98,6 +101,10 @@ sys.exit(reps != {"class": "3", "builtin": "2"})' "$dir/cr/results.csv"
   "$PY" "$compare" --build "$build" --gpus 2 --out "$dir/bad" >"$dir/bad.out" 2>"$dir/bad.txt"; rc=$?
   check "--gpus 2 without a GPU: exit 2 (got $rc), one line naming --gpus" \
     test $rc -eq 2 -a "$(wc -l <"$dir/bad.txt")" -eq 1 -a "$(grep -c -- --gpus "$dir/bad.txt")" -eq 1
+  for bad in "--emu-gpus 2 --emu-factors 1,3" "--emu-gpus 0 --perturb none"; do
+    "$PY" "$compare" --build "$build" $bad --out "$dir/bad" >"$dir/bad.txt" 2>&1; rc=$?
+    check "$bad: exit 2 (got $rc), one line" test $rc -eq 2 -a "$(wc -l <"$dir/bad.txt")" -eq 1
+  done
   for bad in 0 x; do
     "$PY" "$compare" --build "$build" --gpus $bad --out "$dir/bad" >"$dir/bad.txt" 2>&1; rc=$?
     check "--gpus $bad: exit 2 (got $rc), one line" test $rc -eq 2 -a "$(wc -l <"$dir/bad.txt")" -eq 1
