@@ -1,6 +1,7 @@
 #include "scheduler/balancer.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 
 namespace sched {
@@ -144,7 +145,7 @@ double Balancer::remaining(int worker, const Cost& cost) const {
   return t;
 }
 
-double Balancer::queued_bound(const Cost& cost) const {
+double Balancer::faster_bound(int idle, const Cost& cost) const {
   // Queued bytes per codelet, with one of its tasks to price them on each worker.
   std::vector<std::pair<const Queued*, double>> kinds;
   auto add = [&](const Queued& q) {
@@ -158,14 +159,14 @@ double Balancer::queued_bound(const Cost& cost) const {
   for (const Queued& q : shared_) add(q);
   for (const auto& queue : queues_)
     for (const Queued& q : queue) add(q);
-  double speed = 0;
-  for (std::size_t w = 0; w < queues_.size(); ++w) {
-    double t = 0;
+  std::vector<double> all(queues_.size(), 0.0);  // T_w
+  for (std::size_t w = 0; w < queues_.size(); ++w)
     for (const auto& [q, bytes] : kinds)
-      if (q->bytes > 0) t += cost(int(w), *q) * bytes / q->bytes;
-    if (t > 0) speed += 1.0 / t;
-  }
-  return speed > 0 ? 1.0 / speed : 0.0;
+      if (q->bytes > 0) all[w] += cost(int(w), *q) * bytes / q->bytes;
+  double speed = 0;
+  for (std::size_t w = 0; w < queues_.size(); ++w)
+    if (int(w) != idle && all[w] > 0 && 2 * all[w] <= all[std::size_t(idle)]) speed += 1.0 / all[w];
+  return speed > 0 ? 1.0 / speed : std::numeric_limits<double>::infinity();
 }
 
 std::size_t Balancer::rebalance(int idle, const Cost& cost, double threshold,
@@ -181,10 +182,11 @@ std::size_t Balancer::rebalance(int idle, const Cost& cost, double threshold,
     }
   }
   if (victim < 0) return 0;
-  const double bound = queued_bound(cost);
+  const double faster = faster_bound(idle, cost);
   auto& from = queues_[std::size_t(victim)];
   auto& to = queues_[std::size_t(idle)];
   std::size_t moved = 0;
+  double mine = remaining(idle, cost);  // when the idle worker would end what it has taken
   // The unit queued last would be the last to finish on the victim: move it first.
   while (!from.empty()) {
     const Queued last = from.back();
@@ -199,7 +201,7 @@ std::size_t Balancer::rebalance(int idle, const Cost& cost, double threshold,
         ++queued;
       }
     if (last.unit) unit_time *= expected_tasks(last.unit, queued) / double(queued);
-    if (!(threshold * unit_time < std::min(worst, bound))) break;
+    if (!(threshold * (mine + unit_time) < std::min(worst, faster))) break;
     std::vector<Queued> keep, take;
     if (!last.unit) {  // one task: no need to scan the queue
       take.push_back(last);
@@ -214,10 +216,7 @@ std::size_t Balancer::rebalance(int idle, const Cost& cost, double threshold,
     }
     if (last.unit) assign(last.unit, idle, last.bytes);
     moved += take.size();
-    // Stop once the idle worker has more queued than the victim has left.
-    double mine = 0;
-    for (const Queued& q : to) mine += cost(idle, q);
-    if (mine >= worst) break;
+    mine += unit_time;
   }
   return moved;
 }

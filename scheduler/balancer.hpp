@@ -75,16 +75,19 @@ class Balancer {
   using Cost = std::function<double(int worker, const Queued&)>;
   double remaining(int worker, const Cost& cost) const;
 
-  // The divisible-load bound of the work queued now (DESIGN §8): T* = 1 / sum_i 1/T_i, T_i
-  // worker i's time for all of it. `cost` must be proportional to a task's bytes within a
-  // codelet (T^unit per byte), so T_i is summed per codelet, not per task.
-  double queued_bound(const Cost& cost) const;
+  // When the workers at least twice as fast as `idle` would finish the work queued now, shared
+  // among them: their divisible-load bound T* = 1 / sum_w 1/T_w (DESIGN §8), T_w worker w's
+  // time for all of it. Their units are small next to the idle worker's, so they can share the
+  // queue finely; workers closer in speed cannot. Infinity when there are none. `cost` must be
+  // proportional to a task's bytes within a codelet (T^unit per byte): T_w is summed per
+  // codelet, not per task.
+  double faster_bound(int idle, const Cost& cost) const;
 
   // Re-balancing for an idle worker: takes the worker with the largest remaining time; while
-  // threshold x the time the idle worker would need for the last queued unit is below both
-  // that remaining time and the queued work's bound (units are indivisible: past the bound,
-  // the others would have done everything before the idle worker's unit ends), moves that
-  // whole unit (all its queued tasks) to the idle worker. A unit's
+  // threshold x the time at which the idle worker would end the last queued unit (after the
+  // units it took before) is below both that remaining time and faster_bound (units are
+  // indivisible: past it, the faster workers would have done everything before the idle
+  // worker's unit ends), moves that whole unit (all its queued tasks) to the idle worker. A unit's
   // time counts the tasks it still has to come in this batch, not only the queued ones: its
   // later tasks follow it (a GEMM C tile's k-steps arrive one at a time). `can_run` tells
   // whether the idle worker can run a task. Returns the tasks moved.

@@ -1,7 +1,7 @@
 // The policies' settings, all from environment variables with the FNNDTPS_ prefix.
-//   FNNDTPS_THRESHOLD   re-balance when the busiest worker's remaining time and the queued
-//                       work's divisible-load bound exceed this many times the time the idle
-//                       worker needs for one of its units (default 1)
+//   FNNDTPS_THRESHOLD   an idle worker takes queued units while this many times its time to
+//                       end them stays under the busiest worker's remaining time and under
+//                       Balancer::faster_bound (default 1)
 //   FNNDTPS_MODEL_DIR   where FNN models and DTPS ratios live
 //                       (default $XDG_CACHE_HOME/fnndtps/models or ~/.cache/fnndtps/models)
 //   FNNDTPS_HIDDEN      hidden neurons of new FNN models (default 16)

@@ -1,6 +1,7 @@
 // The placement and re-balancing mechanism on its own (no StarPU).
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <vector>
 
 #include "scheduler/balancer.hpp"
@@ -78,17 +79,33 @@ TEST(Balancer, NoMoveWhenItWouldNotFinishSooner) {
   EXPECT_EQ(b.rebalance(1, cost, 0.05, [](void*) { return true; }), 1u);  // a lower threshold moves it
 }
 
-TEST(Balancer, NoMoveToAWorkerThatWouldEndPastTheBound) {
-  // Worker 0 (a GPU) has 100 units of 1 s queued; worker 1 is a second GPU, worker 2 a CPU
-  // core that takes 80 s a unit. The CPU would finish a unit before worker 0's queue (100 s),
-  // but the two GPUs share the queue in 50 s: its unit would end 30 s after everything else.
-  sched::Balancer b(3);
+TEST(Balancer, NoMoveToAWorkerThatWouldEndAfterTheFasterOnesShareTheQueue) {
+  // Worker 0 (a GPU) has 100 units of 1 s queued; worker 1 is a second GPU, workers 2 and 3
+  // CPU cores that take 80 s a unit. A core would finish a unit before worker 0's queue
+  // (100 s), but the two GPUs share the queue in 50 s: its unit would end 30 s after the rest.
+  sched::Balancer b(4);
   int t[100];
   for (int i = 0; i < 100; ++i) b.push(0, {&t[i], unit(i), 1.0, 0});
-  auto cost = [](int w, const sched::Queued& q) { return w == 2 ? 80 * q.bytes : q.bytes; };
-  EXPECT_NEAR(b.queued_bound(cost), 1.0 / (2 / 100.0 + 1 / 8000.0), 1e-9);
+  auto cost = [](int w, const sched::Queued& q) { return w >= 2 ? 80 * q.bytes : q.bytes; };
+  EXPECT_DOUBLE_EQ(b.faster_bound(2, cost), 50.0);  // the GPUs; not the other core
+  EXPECT_EQ(b.faster_bound(1, cost), std::numeric_limits<double>::infinity());  // none twice as fast
   EXPECT_EQ(b.rebalance(2, cost, 1.0, [](void*) { return true; }), 0u);
   EXPECT_EQ(b.rebalance(1, cost, 1.0, [](void*) { return true; }), 50u);  // the other GPU takes half
+}
+
+TEST(Balancer, SlowWorkersStillHelpWhenTheFastOneAloneWouldEndLater) {
+  // One GPU with 40 units of 1 ms queued, four cores at 30 ms a unit: each core takes one and
+  // ends at 30 ms, before the GPU (36 ms); none takes two (60 ms). Equal cores count for
+  // nothing in each other's bound: their units are no finer than the idle one's.
+  sched::Balancer b(5);
+  int t[40];
+  for (int i = 0; i < 40; ++i) b.push(0, {&t[i], unit(i), 1.0, 0});
+  auto cost = [](int w, const sched::Queued& q) { return w >= 1 ? 30 * q.bytes : q.bytes; };
+  EXPECT_DOUBLE_EQ(b.faster_bound(1, cost), 40.0);
+  std::size_t moved = 0;
+  for (int core = 1; core <= 4; ++core) moved += b.rebalance(core, cost, 1.0, [](void*) { return true; });
+  EXPECT_EQ(moved, 4u);
+  EXPECT_EQ(b.queued(0), 36u);
 }
 
 TEST(Balancer, AUnitsTasksStillToComeCountWhenItMoves) {

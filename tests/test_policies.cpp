@@ -285,8 +285,11 @@ TEST(SeveralGpus, DtpsBalancesTheClassesNotTheGpus) {
   const std::vector<int>& u = r.last.units;
   EXPECT_GE(r.dtps_turn, 1) << "the split was corrected after the slowdown";
   EXPECT_LE(std::abs(u[2] - u[3]), 2) << "equal shares inside the GPU class";
+  // Balanced as DTPS defines it (seed 001 eq. 7: |m| <= its tolerance 0.1), give or take the
+  // one whole CPU unit (4 unit times) that the split cannot cut.
   const double t_cpu = 4.0 * std::max(u[0], u[1]), t_gpu = std::max(1.0 * u[2], 2.0 * u[3]);  // in unit times
-  EXPECT_NEAR(t_cpu / t_gpu, 1.0, 0.12) << "class times balanced";
+  const double m = (t_cpu - t_gpu) / std::max(t_cpu, t_gpu);
+  EXPECT_LE(std::abs(m), 0.1 + 4.0 / std::max(t_cpu, t_gpu)) << "class times balanced";
 }
 
 // The GEMM case of the GPU machine, emulated: CPU cores 200x slower than the GPUs, so a whole
