@@ -1,8 +1,8 @@
 #include "scheduler/balancer.hpp"
 
 #include <algorithm>
-#include <limits>
 #include <cmath>
+#include <limits>
 
 namespace sched {
 
@@ -163,9 +163,10 @@ double Balancer::faster_bound(int idle, const Cost& cost) const {
   for (std::size_t w = 0; w < queues_.size(); ++w)
     for (const auto& [q, bytes] : kinds)
       if (q->bytes > 0) all[w] += cost(int(w), *q) * bytes / q->bytes;
+  constexpr double kFiner = 2;  // "at least twice as fast": two of its units in one of the idle worker's
   double speed = 0;
   for (std::size_t w = 0; w < queues_.size(); ++w)
-    if (int(w) != idle && all[w] > 0 && 2 * all[w] <= all[std::size_t(idle)]) speed += 1.0 / all[w];
+    if (int(w) != idle && all[w] > 0 && kFiner * all[w] <= all[std::size_t(idle)]) speed += 1.0 / all[w];
   return speed > 0 ? 1.0 / speed : std::numeric_limits<double>::infinity();
 }
 
