@@ -727,9 +727,8 @@ TEST(ProbeReal, ThisMachineGivesSaneFeatures) {
   for (const fnn::Features& f : p.features()) {
     for (double v : f.to_array()) EXPECT_TRUE(in_unit(v)) << v;
   }
-  // Cheap: /proc is read at most every 10 ms, so this is nearly all cache hits. The bound is
-  // loose enough for a loaded machine.
-  EXPECT_LT(seconds, 5.0);
+  // Recorded, not asserted (timings belong to bench/): /proc is read at most every 10 ms, so
+  // this is nearly all cache hits.
   RecordProperty("sample_all_us", std::to_string(seconds / 2000 * 1e6));
 }
 
