@@ -185,40 +185,48 @@ std::size_t Balancer::rebalance(int idle, const Cost& cost, double threshold,
   if (victim < 0) return 0;
   const double faster = faster_bound(idle, cost);
   auto& from = queues_[std::size_t(victim)];
-  auto& to = queues_[std::size_t(idle)];
-  std::size_t moved = 0;
-  double mine = remaining(idle, cost);  // when the idle worker would end what it has taken
-  // The unit queued last would be the last to finish on the victim: move it first.
-  while (!from.empty()) {
-    const Queued last = from.back();
-    if (!can_run(last.task)) break;
-    // The whole unit moves; a task without data (null unit) moves alone.
-    auto same_unit = [&](const Queued& q) { return last.unit ? q.unit == last.unit : &q == &from.back(); };
-    double unit_time = 0;  // the unit's work on the idle worker: queued, then still to come
-    std::size_t queued = 0;
-    for (const Queued& q : from)
-      if (same_unit(q)) {
-        unit_time += cost(idle, q);
-        ++queued;
-      }
-    if (last.unit) unit_time *= expected_tasks(last.unit, queued) / double(queued);
-    if (!(threshold * (mine + unit_time) < std::min(worst, faster))) break;
-    std::vector<Queued> keep, take;
-    if (!last.unit) {  // one task: no need to scan the queue
-      take.push_back(last);
-      from.pop_back();
-    } else {
-      for (const Queued& q : from) (same_unit(q) ? take : keep).push_back(q);
-      from.assign(keep.begin(), keep.end());
-    }
-    for (const Queued& q : take) {
-      to.push_back(q);
-      worst -= cost(victim, q);
-    }
-    if (last.unit) assign(last.unit, idle, last.bytes);
-    moved += take.size();
-    mine += unit_time;
+  // Each unit's queued work on both workers, in one pass (a task without data is its own unit).
+  struct Work {
+    double idle = 0, victim = 0;
+    std::size_t tasks = 0;
+    bool take = false;
+  };
+  auto key = [](const Queued& q) { return q.unit ? q.unit : static_cast<const void*>(q.task); };
+  std::unordered_map<const void*, Work> work;
+  for (const Queued& q : from) {
+    Work& u = work[key(q)];
+    u.idle += cost(idle, q);
+    u.victim += cost(victim, q);
+    ++u.tasks;
   }
+  // Units from the back of the queue (the last to finish on the victim), while each still
+  // ends sooner on the idle worker, after the units it took before.
+  double mine = remaining(idle, cost);
+  std::size_t moved = 0;
+  for (auto it = from.rbegin(); it != from.rend(); ++it) {
+    Work& u = work[key(*it)];
+    if (u.take) continue;  // an earlier task of a unit already taken
+    if (!can_run(it->task)) break;
+    // The unit's work on the idle worker counts its tasks still to come in this batch.
+    const double unit_time = it->unit ? u.idle * expected_tasks(it->unit, u.tasks) / double(u.tasks) : u.idle;
+    if (!(threshold * (mine + unit_time) < std::min(worst, faster))) break;
+    u.take = true;
+    mine += unit_time;
+    worst -= u.victim;
+    moved += u.tasks;
+  }
+  if (moved == 0) return 0;
+  std::deque<Queued> keep;
+  auto& to = queues_[std::size_t(idle)];
+  for (const Queued& q : from) {
+    if (!work[key(q)].take) {
+      keep.push_back(q);
+      continue;
+    }
+    to.push_back(q);
+    if (q.unit && owner(q.unit) != idle) assign(q.unit, idle, q.bytes);
+  }
+  from.swap(keep);
   return moved;
 }
 
