@@ -147,6 +147,13 @@ def times_field(d):
         return []
 
 
+def result_measure(d):
+    """A Measure from a RESULT line's fields (lwt2d's and gemm's share them)."""
+    return Measure(median_ms=to_float(d, "median_ms"), min_ms=to_float(d, "min_ms"),
+                   max_ms=to_float(d, "max_ms"), cpu=to_int(d, "cpu"), cuda=to_int(d, "cuda"),
+                   times_ms=times_field(d))
+
+
 class App:
     """One competitor: sizes() to run, setup(size) to name a panel, command(size) the argv of one
     process; parse(stdout, size) -> Measure for programs that time their own repetitions after
@@ -192,9 +199,7 @@ class Lwt2d(App):
         d = result_fields(out, "forward")
         if d is None:
             return None
-        m = Measure(median_ms=to_float(d, "median_ms"), min_ms=to_float(d, "min_ms"),
-                    max_ms=to_float(d, "max_ms"), cpu=to_int(d, "cpu"), cuda=to_int(d, "cuda"),
-                    times_ms=times_field(d))
+        m = result_measure(d)
         if m.median_ms:
             m.throughput = 2 * size * size * 4 / (m.median_ms * 1e6)  # GB/s, host to host
         return m
@@ -235,9 +240,7 @@ class Gemm(App):
         d = result_fields(out, "gemm")
         if d is None:
             return None
-        m = Measure(median_ms=to_float(d, "median_ms"), min_ms=to_float(d, "min_ms"),
-                    max_ms=to_float(d, "max_ms"), cpu=to_int(d, "cpu"), cuda=to_int(d, "cuda"),
-                    times_ms=times_field(d))
+        m = result_measure(d)
         if not m.times_ms:  # per-iteration lines: "iter 3 ... 12.3 ms"
             its = [float(x.group(1)) for x in
                    (re.match(r"^\s*iter(?:ation)?\s*\d+\b.*?([0-9]+(?:\.[0-9]+)?)\s*ms\b", line, re.I)
@@ -419,10 +422,9 @@ def make_conditions(args, machine):
         duty = int(m.group(2) or 50)
         if not 0 < duty <= 100:
             die(f"'{name}': the duty cycle is a percentage in 1..100")
-        c = Condition(name="none" if kind == "stable" else name, label="stable" if kind in ("none", "stable") else name,
-                      env={}, perturb_args=None, detail="no perturbation")
+        cname = "none" if kind == "stable" else f"{kind}{duty}" if kind in ("gpu", "cpu") else name
+        c = Condition(name=cname, label=cond_label(cname), env={}, perturb_args=None, detail="no perturbation")
         if kind in ("gpu", "cpu"):
-            c.name = c.label = f"{kind}{duty}"
             if not os.access(perturb_bin, os.X_OK):
                 c.skip_note = f"{perturb_bin} not built"
             elif kind == "gpu" and not machine.has_gpu:
