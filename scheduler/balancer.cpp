@@ -204,7 +204,7 @@ std::size_t Balancer::rebalance(int idle, const Cost& cost, double threshold,
   double mine = remaining(idle, cost);
   std::size_t moved = 0;
   for (auto it = from.rbegin(); it != from.rend(); ++it) {
-    Work& u = work[key(*it)];
+    Work& u = work.at(key(*it));
     if (u.take) continue;  // an earlier task of a unit already taken
     if (!can_run(it->task)) break;
     // The unit's work on the idle worker counts its tasks still to come in this batch.
@@ -219,7 +219,7 @@ std::size_t Balancer::rebalance(int idle, const Cost& cost, double threshold,
   std::deque<Queued> keep;
   auto& to = queues_[std::size_t(idle)];
   for (const Queued& q : from) {
-    if (!work[key(q)].take) {
+    if (!work.at(key(q)).take) {
       keep.push_back(q);
       continue;
     }

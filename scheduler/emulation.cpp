@@ -1,6 +1,7 @@
 #include "scheduler/emulation.hpp"
 
 #include <atomic>
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -51,7 +52,7 @@ void load(State& s) {
     std::string item;
     while (std::getline(in, item, ',')) {
       const double w = parse_number("FNNDTPS_EMULATED_GPUS worker", item);
-      if (w < 0 || w != double(int(w)))
+      if (!(w >= 0 && w < 1 << 20) || w != std::floor(w))  // StarPU's worker ids are small
         throw std::invalid_argument("FNNDTPS_EMULATED_GPUS entry '" + item + "' is not a worker number");
       s.gpu_class.insert(int(w));
     }
