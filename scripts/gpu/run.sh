@@ -122,7 +122,7 @@ if has scaling-lwt || has scaling-gemm; then
   # measured at every count, so %bound is the efficiency at that count. One part per call.
   ngpu=$(nvidia-smi -L | grep -c '^GPU ')
   gpus=$(for k in 1 2 4 8; do ((k <= ngpu)) && echo $k; done | paste -sd,)
-  scaling_policies=fnn-dtps,fnn,dtps,boyer,dmdas,dmda,heteroprio
+  scaling_policies=${SCALING_POLICIES:-fnn-dtps,fnn,dtps,boyer,dmdas,dmda,heteroprio}
   if [[ -z $gpus ]]; then
     echo "== scaling: nvidia-smi lists no GPU"; status=1
   fi
@@ -132,7 +132,7 @@ if has scaling-lwt || has scaling-gemm; then
   fi
   if [[ -n $gpus ]] && has scaling-gemm; then
     # The CPUs alone take ~34 s a 16384 product (~5 min at 32768, past one call: give
-    # SCALING_GEMM_SIZES=32768 a call of its own with fewer policies).
+    # SCALING_GEMM_SIZES=32768 a call of its own, with fewer SCALING_POLICIES).
     compare scaling-gemm --apps gemm --gemm-sizes ${SCALING_GEMM_SIZES:-16384} --tile 1024 \
       --perturb none,gpu50 --gpus "$gpus" --reps 3 --warmup 1 --class-reps 2 --policies $scaling_policies
   fi
