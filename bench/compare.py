@@ -1,7 +1,8 @@
 #!/usr/bin/python3
-"""The scheduler comparison (DESIGN §8): the apps under our five policies and StarPU's built-ins,
-over sizes, in stable and perturbed conditions, against the divisible-load bound measured in the
-same run. Prints a table, writes table.txt, results.csv, compare.png and one log per run.
+"""The scheduler comparison (DESIGN §8): the apps under our five policies and StarPU's built-ins
+(eager, lws, dmda, dmdar, dmdas, heteroprio), over sizes, in stable and perturbed conditions,
+against the divisible-load bound measured in the same run. Prints a table, writes table.txt,
+results.csv, compare.png and one log per run.
 
   bench/compare.py [--build DIR] [--apps lwt2d,gemm,starpu-sgemm] [--lwt-sizes 8192,16384]
                    [--gemm-sizes 16384] [--sgemm-sizes 16384] [--tile 1024] [--levels 4]
@@ -57,7 +58,7 @@ import time
 from dataclasses import dataclass, field
 
 OURS = ["fnn-dtps", "fnn", "dtps", "boyer", "even"]
-BUILTINS = ["eager", "lws", "dmda", "dmdas", "heteroprio"]
+BUILTINS = ["eager", "lws", "dmda", "dmdar", "dmdas", "heteroprio"]
 CLASS_POLICY = "dmdas"  # what runs each worker class alone
 
 
@@ -920,12 +921,18 @@ def plot(args, rows, bounds, title):
                 Line2D([0], [0], color="black", marker="|", linestyle="none",
                        label="min-max of the timed runs (cut ones: max written)")]
     # Inches kept for the title (top) and the legend (bottom), whatever the number of panels.
+    # A one-panel figure (6 inches) is narrower than a 3-column legend or a long title: two
+    # columns there, and the PNG is cut around everything drawn (bbox_inches="tight", the
+    # title and the legend named), so neither edge is lost whatever their width.
     fig_h = fig.get_figheight()
-    fig.suptitle(title, fontsize=10, y=1 - 0.08 / fig_h, va="top")
-    fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, 0.62 / fig_h, 1, 1 - 0.05 / fig_h))
+    ncol = 3 if fig.get_figwidth() >= 9 else 2
+    rows_h = (len(handles) + ncol - 1) // ncol * 0.2 + 0.2
+    sup = fig.suptitle(title, fontsize=10, y=1 - 0.08 / fig_h, va="top")
+    leg = fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 0), ncol=ncol, fontsize=8,
+                     frameon=False)
+    fig.tight_layout(rect=(0, max(0.62, rows_h) / fig_h, 1, 1 - 0.05 / fig_h))
     path = os.path.join(args.out, "compare.png")
-    fig.savefig(path, dpi=150)
+    fig.savefig(path, dpi=150, bbox_inches="tight", pad_inches=0.15, bbox_extra_artists=[sup, leg])
     plt.close(fig)
     return path
 
