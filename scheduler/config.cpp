@@ -38,6 +38,7 @@ Config Config::from_env() {
   Config c;
   c.threshold = number("FNNDTPS_THRESHOLD", c.threshold, 0.0, 1e9);
   c.hidden = int(number("FNNDTPS_HIDDEN", c.hidden, 1, 64));
+  c.batch_gap_us = 1e3 * number("FNNDTPS_BATCH_GAP_MS", c.batch_gap_us / 1e3, 0.0, 1e6);
   c.summary = flag("FNNDTPS_SUMMARY", c.summary);
   c.verbose = flag("FNNDTPS_VERBOSE", c.verbose);
   c.save = flag("FNNDTPS_SAVE", c.save);

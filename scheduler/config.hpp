@@ -1,14 +1,16 @@
 // The policies' settings, all from environment variables with the FNNDTPS_ prefix.
-//   FNNDTPS_THRESHOLD   an idle worker takes queued units while this many times its time to
-//                       end them stays under the busiest worker's remaining time and under
-//                       Balancer::faster_bound (default 1)
+//   FNNDTPS_THRESHOLD   an idle worker takes a queued task from the busiest worker when this
+//                       many times its time to run it here stays under the time the task
+//                       would wait there (default 1)
+//   FNNDTPS_BATCH_GAP_MS  a batch ends once nothing ran for this long (default 2): shorter
+//                       gaps are the submitter falling behind, not the end of a job
 //   FNNDTPS_MODEL_DIR   where FNN models and DTPS ratios live
 //                       (default $XDG_CACHE_HOME/fnndtps/models or ~/.cache/fnndtps/models)
 //   FNNDTPS_HIDDEN      hidden neurons of new FNN models (default 16)
 //   FNNDTPS_SUMMARY     1: print a per-worker summary at exit (default 0)
 //   FNNDTPS_VERBOSE     1: one line per batch (DTPS decisions, model training) (default 0)
 //   FNNDTPS_SAVE        0: never write the model directory (default 1)
-//   FNNDTPS_REBALANCE   1/0: move queued units to idle workers (seed 000 eq. 8); default on
+//   FNNDTPS_REBALANCE   1/0: move queued tasks to idle workers (seed 000 eq. 8); default on
 //                       for fnn and fnn-dtps, whose model includes it, off for the others
 // plus the emulated slowdowns of scheduler/emulation.hpp.
 #pragma once
@@ -19,6 +21,7 @@ namespace sched {
 
 struct Config {
   double threshold = 1.0;
+  double batch_gap_us = 2000;
   std::string model_dir;
   int hidden = 16;
   bool summary = false;

@@ -1,21 +1,24 @@
-// The five policies of the plugin (DESIGN §6): one mechanism, five sources of target shares.
-//   even      equal shares: the pure division method (seed 000 Fig. 1)
-//   boyer     first units timed, then shares proportional to measured D/T (seed 000 eqs. 1-4)
-//   fnn       shares from FNN-predicted CP (seed 000 eq. 7), re-predicted on imbalance (eq. 8)
-//   dtps      CPU-class share alpha, GPU-class share beta, corrected per batch (seed 001 §1.3)
-//   fnn-dtps  FNN shares inside each class, DTPS feedback on the CPU/GPU split
+// The five policies of the plugin (DESIGN §6): one mechanism, five speed sources (cost.hpp).
+//   push  the worker of earliest expected finish (queue end, transfer from StarPU's bus model,
+//         work / speed) among those that can run this task; its inputs prefetched there
+//   pop   the first task of the head's priority whose data is on the worker's node (dmdar)
+//   idle  fnn, fnn-dtps: take a queued task from the worker with the largest remaining time
+//         when it would end sooner here (seed 000 eq. 8)
+//   batch the work between two idle moments: DTPS feedback and FNN training at its end
 //
-// Locking rules (StarPU's conventions, as in eager_central_policy.c):
-// - One mutex per policy instance guards the balancer, the codelet table and the batch state.
-// - push and pop: starpu_worker_relax_on(), lock, starpu_worker_relax_off(); decide whom to
-//   wake under the lock, wake after unlocking.
-// - pop first reads atomic queue lengths without the lock (as eager reads its fifo): an idle
-//   worker with nothing to take returns at once; a push wakes it. Counters are written under
-//   the lock.
-// - pre_exec and post_exec run on the worker's thread and write only that worker's slot and
-//   its own entry of T^unit (an atomic other workers read). post_exec takes the lock only to
-//   merge its FNN samples (every kMergeEvery) and at the end of a batch, when every worker is
-//   idle and nothing else writes the slots.
+// Locking (StarPU's conventions, as deque_modeling_policy_data_aware.c and lws):
+// - A worker's queue and its exp_len, nqueued are written under that worker's lock:
+//   push takes starpu_worker_lock(chosen); pop runs on the worker itself, inside StarPU's
+//   scheduling operation, where other threads cannot take its lock; re-balancing trylocks the
+//   victim (starpu_worker_trylock) and gives up when busy. No global lock on push.
+// - Others read exp_len, pipe_end and nqueued unlocked (atomics): a stale read misplaces one
+//   task, as in dmda, and never loses one.
+// - pre_exec and post_exec run on the worker's thread and write only its own slot.
+// - A codelet's model, samples and speeds are under its own mutex; push only trylocks it (to
+//   refresh speeds) and otherwise reads the speeds' atomics.
+// - Batches end under the batch mutex, which push takes only when a batch starts or ends.
+// - Wakes: none under non-blocking drivers (idle workers poll pop); otherwise the chosen
+//   worker, under its lock, as dmda does.
 // - No C++ exception leaves a callback: each entry point catches, reports one line, aborts.
 #include <starpu.h>
 #include <starpu_scheduler.h>
@@ -29,124 +32,163 @@
 #include <deque>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "fnn/fnn.hpp"
 #include "fnn/io.hpp"
 #include "fnn/train.hpp"
-#include "scheduler/balancer.hpp"
 #include "scheduler/config.hpp"
+#include "scheduler/cost.hpp"
 #include "scheduler/dtps.hpp"
 #include "scheduler/emulation.hpp"
 #include "scheduler/plugin.hpp"
 #include "scheduler/probe.hpp"
+#include "scheduler/queue.hpp"
 
 namespace sched {
 namespace {
 
-enum class Source { Even, Boyer, Fnn, Dtps, FnnDtps };
-
-// What the policy knows about one codelet (one job kind): per-worker speed and its model.
-struct CodeletState {
-  std::string name;
-  // EWMA of T/D per worker (0 = not measured yet): written by that worker alone after its
-  // tasks, read by others under the lock.
-  std::unique_ptr<std::atomic<double>[]> sec_per_byte;
-  std::atomic<bool> shares_stale{true};
-  std::atomic<unsigned long long> batch_bytes{0};
-  // FNN samples per worker, newest last: features at task start and the raw D/T (CP targets
-  // are D/T normalised by max_rate at training).
-  std::vector<std::deque<std::pair<fnn::Features, double>>> recent;
-  std::size_t new_samples = 0;  // merged since the last training
-  double max_rate = 0;
-  std::unique_ptr<fnn::Model> model;
-  bool model_loaded = false, trained = false;
-  std::vector<double> shares;    // the last computed target shares, and when
-  double shares_us = -1;
-  int index = 0;                 // in Policy::codelets
-  std::vector<char> eligible;    // workers with an implementation, when fixed per codelet
-  bool timed_everywhere = false;  // every worker that can run it has timed it (stays true)
-  long placed_units = 0;         // new units placed in this batch
-  double last_units = 0;         // ... and in the last batch that placed any
+// starpu_pthread mutexes (SimGrid needs StarPU's own) behind std::lock_guard.
+struct Mutex {
+  starpu_pthread_mutex_t m;
+  Mutex() { starpu_pthread_mutex_init(&m, nullptr); }
+  ~Mutex() { starpu_pthread_mutex_destroy(&m); }
+  Mutex(const Mutex&) = delete;
+  Mutex& operator=(const Mutex&) = delete;
+  void lock() { STARPU_PTHREAD_MUTEX_LOCK(&m); }
+  void unlock() { STARPU_PTHREAD_MUTEX_UNLOCK(&m); }
+  bool try_lock() { return starpu_pthread_mutex_trylock(&m) == 0; }
 };
 
-// An FNN sample a worker recorded, merged into its codelet's samples under the lock.
+void add(std::atomic<double>& a, double x) { a.store(a.load(std::memory_order_relaxed) + x, std::memory_order_relaxed); }
+double get(const std::atomic<double>& a) { return a.load(std::memory_order_relaxed); }
+
+constexpr double kEwma = 0.1;              // weight of a new timing in a measured speed
+constexpr double kSpeedsTtlUs = 20000;     // speeds re-predicted at most this often (and on news)
+constexpr double kFeaturesTtlUs = 5000;    // a worker's live features sampled at most this often
+constexpr std::size_t kMergeEvery = 64;    // FNN samples a worker keeps before merging them
+constexpr std::size_t kSamplesPerWorker = 64;
+constexpr std::size_t kTrainEvery = 32;
+constexpr std::size_t kTunePerWorker = 4;  // online steps per worker at each later training
+constexpr double kStealEveryUs = 50;       // an idle worker looks for work to take this often
+
+// What the policy knows of one codelet: per-worker speeds and the FNN that predicts them.
+struct CodeletState {
+  explicit CodeletState(std::size_t n)
+      : measured(new std::atomic<double>[n]), speed(new std::atomic<double>[n]), timed(new std::atomic<int>[n]) {
+    for (std::size_t w = 0; w < n; ++w) measured[w] = 0.0, speed[w] = 1.0, timed[w] = 0;
+  }
+  std::string name;
+  std::unique_ptr<std::atomic<double>[]> measured;  // EWMA of work/us per worker, 0 untimed
+  std::unique_ptr<std::atomic<double>[]> speed;     // what push uses (cost.hpp)
+  std::unique_ptr<std::atomic<int>[]> timed;        // 0 untimed, 1 a first task queued, 2 timed
+  std::atomic<bool> stale{true};
+  std::atomic<double> speeds_us{-1e300};
+  std::atomic<double> alpha{-1};         // DTPS's CPU-class share, < 0 until learned
+  std::atomic<double> batch_work{0};     // done in this batch
+  Mutex mutex;                           // the rest
+  std::vector<std::deque<std::pair<fnn::Features, double>>> recent;  // per worker: features, D/T
+  std::size_t new_samples = 0;
+  double max_rate = 0;
+  std::unique_ptr<fnn::Model> model;
+  bool trained = false;
+};
+
+// A codelet -> state table that push reads without a lock; inserts under `mutex`.
+class CodeletTable {
+ public:
+  static constexpr std::size_t kSize = 1024;
+  CodeletState* find(const starpu_codelet* cl) const {
+    for (std::size_t i = slot(cl), k = 0; k < kSize; ++k, i = (i + 1) % kSize) {
+      const starpu_codelet* key = keys_[i].load(std::memory_order_acquire);
+      if (key == cl) return vals_[i].load(std::memory_order_acquire);
+      if (!key) return nullptr;
+    }
+    return nullptr;
+  }
+  // Under `mutex`.
+  void insert(const starpu_codelet* cl, CodeletState* c) {
+    for (std::size_t i = slot(cl), k = 0; k < kSize; ++k, i = (i + 1) % kSize)
+      if (!keys_[i].load(std::memory_order_relaxed)) {
+        vals_[i].store(c, std::memory_order_release);
+        keys_[i].store(cl, std::memory_order_release);  // after the value: a reader seeing the key sees it
+        return;
+      }
+    throw std::runtime_error("more than 1024 codelets");
+  }
+  Mutex mutex;
+  std::vector<std::unique_ptr<CodeletState>> owned;
+
+ private:
+  static std::size_t slot(const starpu_codelet* cl) { return (reinterpret_cast<std::uintptr_t>(cl) >> 4) % kSize; }
+  std::array<std::atomic<const starpu_codelet*>, kSize> keys_{};
+  std::array<std::atomic<CodeletState*>, kSize> vals_{};
+};
+
+// A task a worker has started (pre_exec) and not ended (post_exec).
+struct Running {
+  starpu_task* task;
+  CodeletState* codelet;
+  double start_us, work;
+  fnn::Features features;
+};
+
 struct PendingSample {
-  std::size_t worker;  // index in Policy::workers
   CodeletState* codelet;
   fnn::Features x;
   double rate;
 };
-constexpr std::size_t kMergeEvery = 64;
-
-// Shares are re-predicted at most this often (and at every batch start and re-balancing):
-// live features change slowly next to per-task costs of a few microseconds.
-constexpr double kSharesTtlUs = 20000;
-// Features are sampled at task start at most this often per worker.
-constexpr double kFeaturesTtlUs = 5000;
 
 struct WorkerSlot {
-  int id = 0;  // StarPU worker id
+  int id = 0;
   bool gpu = false;  // in the GPU class: a CUDA worker, or one FNNDTPS_EMULATED_GPUS names
-  double peak_F = 0;        // the probe's F before any emulated slowdown
-  double emulated = 1.0;    // the emulated slowdown factor the probe last saw
-  std::string name;
-  double start_us = 0;
-  fnn::Features features{};  // at the start of the running task
-  double features_us = -1;   // when they were sampled
-  unsigned tasks = 0, units = 0;
-  double busy_us = 0, bytes = 0;
-  // This batch, written by the worker's own thread: its time running tasks and bytes done.
-  // Atomic because an explicit end of batch (fnndtps_end_batch) may read them mid-batch.
-  std::atomic<double> batch_busy_us{0}, batch_bytes{0};
+  unsigned node = 0;
+  std::atomic<bool> member{false};  // in this context
+  // Under the worker's lock.
+  TaskQueue queue;
+  std::atomic<int> nqueued{0};
+  std::atomic<double> exp_len{0};   // predicted us of the queued tasks
+  // The worker's own thread writes these.
+  std::atomic<double> pipe_end{0};  // when the tasks it popped are expected to end
+  std::vector<Running> running;
+  double last_end_us = 0;
+  double steal_us = -1e300;
+  fnn::Features features{};
+  double features_us = -1e300, busy_at_sample = 0;
+  double peak_F = 0, emulated = 1;
   std::vector<PendingSample> pending;
+  unsigned long tasks = 0;
+  double busy_us = 0, work = 0;
+  std::atomic<double> batch_busy_us{0}, batch_work{0};
+  std::atomic<double> own_busy{0};  // the share of its recent time it spent on our tasks
 };
-
-// Samples kept per worker and codelet. Kept per worker so that a fast worker's thousands of
-// tasks do not crowd out a slow one's few (test_policies' Fnn.AVerySlowWorkerGetsNoUnits: with
-// a pooled newest-600 the 200x-slowed worker kept getting units).
-constexpr std::size_t kSamplesPerWorker = 64;
-constexpr std::size_t kTrainEvery = 32;
-constexpr std::size_t kTunePerWorker = 4;  // online steps per worker at each later training
-constexpr double kEwma = 0.1;  // weight of a new timing in T^unit (smooths timer and wake-up noise)
 
 struct Policy {
-  Source source;
+  Policy(SpeedSource s, std::size_t n) : source(s), workers(n) {}
+  SpeedSource source;
   Config cfg;
   bool rebalance = false;
-  starpu_pthread_mutex_t mutex;
-  std::deque<WorkerSlot> workers;  // stable, never copied (atomics inside)
-  Balancer balancer;
-  std::unordered_map<const starpu_codelet*, CodeletState*> slot_of;
-  std::vector<std::unique_ptr<CodeletState>> codelets;  // stable addresses
+  std::vector<WorkerSlot> workers;  // by StarPU worker id; `member` says which are ours
+  CodeletTable codelets;
   std::unique_ptr<Probe> probe;
+  Mutex probe_mutex;  // peak overrides of emulated slowdowns
+  // Batches (DESIGN §6): tasks pushed and not ended, and when that count last fell to 0.
+  std::atomic<long> pending{0};
+  std::atomic<double> idle_since{-1};
+  std::atomic<bool> in_batch{false};
+  Mutex batch_mutex;  // the rest of the batch state and `dtps`
   DtpsStore dtps;
-  // Queue lengths and "found nothing at its last pop", readable without the lock so that
-  // idle workers do not contend for it (eager's fast path); written under the lock.
-  std::unique_ptr<std::atomic<int>[]> queued;
-  std::atomic<long> queued_total{0}, queued_shared{0};
-  std::unique_ptr<std::atomic<bool>[]> waiting;
-  // Pushes so far, and the count at each worker's last re-balancing that found nothing to
-  // take: an idle worker does not retry (and take the lock) until something was pushed.
-  std::atomic<long> pushes{0};
-  std::unique_ptr<std::atomic<long>[]> futile_at;
-
-  // Batch state: from the first push after all workers went idle to the next such moment.
-  std::atomic<long> in_flight{0};
-  bool in_batch = false;
-  double batch_start_us = 0;
   int batches = 0;
-  long moved_tasks = 0;
-  double shares_reset_us = -1e300;
-  std::vector<std::string> log;  // summary lines about models and DTPS
-
-  explicit Policy(Source s, std::size_t n) : source(s), balancer(n) {}
+  std::atomic<long> moved{0};
+  std::vector<std::string> log;  // summary lines, under batch_mutex
 };
 
-// A problem the program survives (a corrupt or unwritable model file): one line on stderr
-// now, and in the summary.
+// Every live instance (one per scheduling context), for fnndtps_end_batch.
+Mutex registry_mutex;
+std::vector<Policy*> registry;
+
 void warn(Policy& p, const std::string& what) {
   std::fprintf(stderr, "fnndtps: %s\n", what.c_str());
   p.log.push_back(what);
@@ -158,6 +200,9 @@ void warn(Policy& p, const std::string& what) {
 }
 
 Policy* policy_of(unsigned ctx) { return static_cast<Policy*>(starpu_sched_ctx_get_policy_data(ctx)); }
+double now_us() { return starpu_timing_now(); }
+bool uses_fnn(const Policy& p) { return p.source == SpeedSource::Fnn || p.source == SpeedSource::FnnDtps; }
+bool uses_dtps(const Policy& p) { return p.source == SpeedSource::Dtps || p.source == SpeedSource::FnnDtps; }
 
 std::string model_path(const Policy& p, const std::string& codelet) {
   std::string safe;
@@ -165,29 +210,26 @@ std::string model_path(const Policy& p, const std::string& codelet) {
   return p.cfg.model_dir + "/" + safe + ".fnn";
 }
 
-// The codelet's state, created (and its saved model loaded) on first sight. Under the lock.
+// ------------------------------------------------------------------ codelets and speeds
 CodeletState& codelet_state(Policy& p, starpu_task* task) {
-  const auto it = p.slot_of.find(task->cl);
-  if (it != p.slot_of.end()) return *it->second;
-  p.codelets.push_back(std::make_unique<CodeletState>());
-  CodeletState& c = *p.codelets.back();
-  c.index = int(p.codelets.size()) - 1;
+  if (CodeletState* c = p.codelets.find(task->cl)) return *c;
+  std::lock_guard<Mutex> g(p.codelets.mutex);
+  if (CodeletState* c = p.codelets.find(task->cl)) return *c;
+  auto owned = std::make_unique<CodeletState>(p.workers.size());
+  CodeletState& c = *owned;
   const char* name = starpu_task_get_name(task);
-  c.name = name ? name : (task->cl && task->cl->name ? task->cl->name : "unnamed");
-  c.sec_per_byte = std::make_unique<std::atomic<double>[]>(p.workers.size());
+  c.name = name ? name : (task->cl->name ? task->cl->name : "unnamed");
   c.recent.resize(p.workers.size());
-  for (std::size_t w = 0; w < p.workers.size(); ++w) c.sec_per_byte[w] = 0.0;
-  if (p.source == Source::Fnn || p.source == Source::FnnDtps) {
+  if (const DtpsController* ctl = p.dtps.find(c.name); ctl && ctl->turn() > 0) c.alpha = ctl->alpha();
+  if (uses_fnn(p)) {
     try {
       c.model = std::make_unique<fnn::Model>(fnn::load_model(model_path(p, c.name)));
-      c.model_loaded = c.trained = true;
-      p.log.push_back("model " + c.name + ": loaded from " + model_path(p, c.name));
+      c.trained = true;
     } catch (const std::exception& e) {
-      // No model yet (cold start) or a corrupt one: start fresh, say so once.
-      if (std::FILE* f = std::fopen(model_path(p, c.name).c_str(), "r")) {
+      if (std::FILE* f = std::fopen(model_path(p, c.name).c_str(), "r")) {  // corrupt, not absent
         std::fclose(f);
-        warn(p, "model " + c.name + " ignored, starting afresh (" + e.what() +
-                    "); delete the file or set FNNDTPS_MODEL_DIR");
+        std::fprintf(stderr, "fnndtps: model %s ignored, starting afresh (%s); delete the file or set FNNDTPS_MODEL_DIR\n",
+                     c.name.c_str(), e.what());
       }
       c.model = std::make_unique<fnn::Model>(fnn::Model::random(std::size_t(p.cfg.hidden), 1));
       // seed 000 eq. (12) gives UF's memberships (a = -15/+15, c = 0.5) and no others; for
@@ -195,167 +237,95 @@ CodeletState& codelet_state(Policy& p, starpu_task* task) {
       for (std::size_t input : {0u, 1u, 2u, 4u}) c.model->set_membership(input, fnn::Membership{-5, 0.5, 5, 0.5});
     }
   }
-  p.slot_of[task->cl] = &c;
+  p.codelets.insert(task->cl, &c);
+  p.codelets.owned.push_back(std::move(owned));
   return c;
-}
-
-// A task's data unit: the largest handle it writes (or reads, when it writes none), and the
-// largest handle it touches that a worker already owns (data stays put).
-struct UnitChoice {
-  const void* unit = nullptr;
-  double bytes = 0;
-  int owner = -1;
-};
-UnitChoice unit_of(const Policy& p, starpu_task* task) {
-  UnitChoice u;
-  double best_written = -1, best_any = -1, best_owned = -1;
-  const void* any = nullptr;
-  const unsigned n = STARPU_TASK_GET_NBUFFERS(task);
-  for (unsigned i = 0; i < n; ++i) {
-    starpu_data_handle_t h = STARPU_TASK_GET_HANDLE(task, i);
-    const double size = double(starpu_data_get_size(h));
-    if ((STARPU_TASK_GET_MODE(task, i) & STARPU_W) && size > best_written) {
-      best_written = size;
-      u.unit = h;
-      u.bytes = size;
-    }
-    if (size > best_any) {
-      best_any = size;
-      any = h;
-    }
-    const int o = p.balancer.owner(h);
-    if (o >= 0 && size > best_owned) {
-      best_owned = size;
-      u.owner = o;
-    }
-  }
-  if (!u.unit && any) {
-    u.unit = any;
-    u.bytes = best_any;
-  }
-  // The unit's own owner comes first; a handle it only reads decides only for a new unit.
-  if (const int own = p.balancer.owner(u.unit); own >= 0) u.owner = own;
-  if (u.bytes <= 0) u.bytes = 1;  // tasks without data count one unit each
-  return u;
-}
-
-bool can_run(const Policy& p, int w, starpu_task* task) {
-  return starpu_worker_can_execute_task_first_impl(unsigned(p.workers[std::size_t(w)].id), task, nullptr);
-}
-
-double now_us() { return starpu_timing_now(); }
-
-// --------------------------------------------------------------- share sources
-std::vector<double> boyer_shares(const Policy& p, const CodeletState& c) {
-  // seed 000 eqs. 1-4: shares proportional to the measured speeds D/T. Every worker that can
-  // run the codelet has timed a unit by now (the cold start in push); one that cannot has
-  // none and gets no share. Nothing timed at all: equal shares.
-  std::vector<double> s(p.workers.size(), 0.0);
-  bool any = false;
-  for (std::size_t w = 0; w < s.size(); ++w) {
-    const double spb = c.sec_per_byte[w].load(std::memory_order_relaxed);
-    if (spb > 0) s[w] = 1.0 / spb, any = true;
-  }
-  return any ? s : std::vector<double>(s.size(), 1.0);
 }
 
 // The FNN's target CP = f(D/T) (seed 000 eqs. 5, 21) with f(r) = (r / r_max)^(1/4): the
 // fourth root spreads the small abilities (a CPU core beside a GPU is ~1/500 of it) over the
-// sigmoid output's range, where an absolute error of a few hundredths would otherwise be a
-// several-fold error in a CPU core's share. Shares use the inverse.
-constexpr double kCpuRoot = 4;
-double cp_from_rate(double rate, double max_rate) { return std::pow(rate / max_rate, 1.0 / kCpuRoot); }
-double ability_from_cp(double cp) { return std::pow(std::clamp(cp, 1e-3, 1.0), kCpuRoot); }
+// sigmoid output's range. Speeds use the inverse.
+constexpr double kCpRoot = 4;
+double cp_from_rate(double rate, double max_rate) { return std::pow(rate / max_rate, 1.0 / kCpRoot); }
+double ability_from_cp(double cp) { return std::pow(std::clamp(cp, 1e-3, 1.0), kCpRoot); }
 
-std::vector<double> fnn_shares(Policy& p, const CodeletState& c) {
-  if (!c.trained) return boyer_shares(p, c);  // cold start: Boyer's measurement trains the model
-  // seed 000 eq. 7: D_i = CP_i / sum_j CP_j x D, CP_i predicted from the live features.
-  const std::vector<fnn::Features> f = p.probe->features();
-  std::vector<double> s(p.workers.size());
-  for (std::size_t w = 0; w < s.size(); ++w) s[w] = ability_from_cp(c.model->predict(f[w]));
-  return s;
-}
-
-// Splits class totals alpha (CPU) and 1 - alpha (GPU) over the workers of each class in
-// proportion to `within`.
-std::vector<double> class_split(const Policy& p, double alpha, const std::vector<double>& within) {
-  double sum[2] = {0, 0};
-  for (std::size_t w = 0; w < p.workers.size(); ++w) sum[p.workers[w].gpu] += within[w];
-  std::vector<double> s(p.workers.size());
-  for (std::size_t w = 0; w < s.size(); ++w) {
-    const int k = p.workers[w].gpu;
-    const double cls = k ? 1.0 - alpha : alpha;
-    s[w] = sum[k] > 0 ? cls * within[w] / sum[k] : 0.0;
+// A worker's live features (DESIGN §5), UF as the load that is not ours (DESIGN §6): StarPU's
+// idle workers spin and our own kernels keep a GPU busy, so /proc/stat and NVML read our own
+// work too. F is lowered by an emulated slowdown, which stands for a slower worker.
+fnn::Features live_features(Policy& p, std::size_t w) {
+  WorkerSlot& s = p.workers[w];
+  RawFeatures raw = p.probe->sample(w);
+  raw.UF = std::max(0.0, raw.UF - get(s.own_busy));
+  RawFeatures peak = raw;
+  for (std::size_t i = 0; i < p.workers.size(); ++i) {
+    const RawFeatures r = p.probe->static_features(i);
+    peak.F = std::max(peak.F, r.F), peak.M = std::max(peak.M, r.M), peak.P = std::max(peak.P, r.P);
   }
-  return s;
+  return normalise_one(raw, peak);
 }
 
-std::vector<double> source_shares(Policy& p, CodeletState& c) {
+// Re-computes the codelet's speeds from its source (cost.hpp) when stale. Skips when another
+// thread is at it: push never waits here.
+void refresh_speeds(Policy& p, CodeletState& c, double now) {
+  if (!c.stale.load(std::memory_order_relaxed) && now - get(c.speeds_us) < kSpeedsTtlUs) return;
+  std::unique_lock<Mutex> g(c.mutex, std::try_to_lock);
+  if (!g.owns_lock()) return;
+  c.stale = false;
+  c.speeds_us = now;
   const std::size_t n = p.workers.size();
-  switch (p.source) {
-    case Source::Even:
-      return std::vector<double>(n, 1.0);
-    case Source::Boyer:
-      return boyer_shares(p, c);
-    case Source::Fnn:
-      return fnn_shares(p, c);
-    case Source::Dtps:
-    case Source::FnnDtps: {
-      const std::vector<double> within =
-          p.source == Source::Dtps ? std::vector<double>(n, 1.0) : fnn_shares(p, c);
-      const DtpsController* ctl = p.dtps.find(c.name);
-      if (!ctl || ctl->turn() == 0) {
-        // No DTPS history: the initial split is the FNN's for fnn-dtps and the measured
-        // speeds for dtps (equal shares per worker would give 15 CPU cores 15/16 of a GEMM
-        // that the GPU does 100x faster: 27 s for the first product on the GPU machine).
-        return p.source == Source::Dtps ? boyer_shares(p, c) : within;
-      }
-      return class_split(p, ctl->alpha(), within);
-    }
+  SpeedInputs in;
+  in.measured.resize(n);
+  in.gpu.resize(n);
+  for (std::size_t w = 0; w < n; ++w) in.measured[w] = get(c.measured[w]), in.gpu[w] = p.workers[w].gpu;
+  if (c.model && c.trained) {  // seed 000 eq. 7: CP_i predicted from the live features
+    in.ability.resize(n);
+    for (std::size_t w = 0; w < n; ++w)
+      in.ability[w] = p.workers[w].member ? ability_from_cp(c.model->predict(live_features(p, w))) : 0;
   }
-  return std::vector<double>(n, 1.0);
+  in.alpha = get(c.alpha);
+  const std::vector<double> s = speeds(p.source, in);
+  for (std::size_t w = 0; w < n; ++w) c.speed[w].store(s[w] > 0 ? s[w] : 1e-12, std::memory_order_relaxed);
 }
 
-std::vector<double> compute_shares(Policy& p, CodeletState& c) {
-  std::vector<double> s = source_shares(p, c);
-  // Units are indivisible (seed 000's data units): a worker whose share of a batch is under
-  // one whole unit would finish that unit after the others finish everything, so it gets
-  // none. The batch size is the last batch's count of new units. `even` keeps pure division.
-  if (p.source == Source::Even || c.last_units < 1) return s;
-  drop_fractional_workers(s, c.eligible, c.last_units);  // balancer.hpp
-  if (p.source == Source::Boyer) return s;
-  // The same test on the measured speeds: predicted and corrected shares can be off by the
-  // one unit that matters. On the GPU machine the FNN gave CPU cores whole GEMM C tiles (2 s
-  // each, against 0.3 s for the GPU to do everything) and lost 4x under a perturbed GPU.
-  std::vector<double> measured = boyer_shares(p, c);
-  drop_fractional_workers(measured, c.eligible, c.last_units);
-  std::vector<double> kept = s;
-  for (std::size_t w = 0; w < s.size(); ++w)
-    if (measured[w] <= 0 && c.sec_per_byte[w].load(std::memory_order_relaxed) > 0) kept[w] = 0;
-  for (double x : kept)
-    if (x > 0) return kept;
-  return measured;  // the shares kept nobody the speeds allow: follow the speeds
-}
-
-const std::vector<double>& shares_for(Policy& p, CodeletState& c, double now) {
-  if (c.shares_stale.exchange(false) || now - c.shares_us > kSharesTtlUs) {
-    c.shares = compute_shares(p, c);
-    c.shares_us = now;
+// A task's work: task->flops where the program sets it, else the bytes of its unit, the
+// largest handle it writes (W or RW; SCRATCH and REDUX are not data it owns), else of the
+// handles it reads; a task without data counts 1.
+double task_work(starpu_task* task) {
+  if (task->flops > 0) return task->flops;
+  double written = 0, read = 0;
+  const unsigned n = STARPU_TASK_GET_NBUFFERS(task);
+  for (unsigned i = 0; i < n; ++i) {
+    const int mode = STARPU_TASK_GET_MODE(task, i);
+    if (mode & (STARPU_SCRATCH | STARPU_REDUX)) continue;
+    const double size = double(starpu_data_get_size(STARPU_TASK_GET_HANDLE(task, i)));
+    if (mode & STARPU_W) written = std::max(written, size);
+    else read += size;
   }
-  return c.shares;
+  const double b = written > 0 ? written : read;
+  return b > 0 ? b : 1;
 }
 
-void invalidate_shares(Policy& p) {
-  for (auto& c : p.codelets) c->shares_stale = true;
+// How many of the task's inputs are not valid on `node` yet (dmdar's readiness).
+double missing_on(starpu_task* task, unsigned node) {
+  double missing = 0;
+  const unsigned n = STARPU_TASK_GET_NBUFFERS(task);
+  for (unsigned i = 0; i < n; ++i) {
+    const int mode = STARPU_TASK_GET_MODE(task, i);
+    if ((mode & (STARPU_SCRATCH | STARPU_REDUX)) || !(mode & STARPU_R)) continue;
+    int valid = 0;
+    starpu_data_query_status(STARPU_TASK_GET_HANDLE(task, i), int(node), nullptr, &valid, nullptr);
+    missing += !valid;
+  }
+  return missing;
 }
 
-// --------------------------------------------------------------- batches
-// Moves the samples workers recorded into their codelets. Under the lock.
-void merge_samples(WorkerSlot& s) {
+// ------------------------------------------------------------------ batches
+void merge_samples(WorkerSlot& s, std::size_t w) {
   for (const PendingSample& x : s.pending) {
     CodeletState& c = *x.codelet;
+    std::lock_guard<Mutex> g(c.mutex);
     c.max_rate = std::max(c.max_rate, x.rate);
-    auto& mine = c.recent[x.worker];
+    auto& mine = c.recent[w];
     mine.emplace_back(x.x, x.rate);
     if (mine.size() > kSamplesPerWorker) mine.pop_front();
     ++c.new_samples;
@@ -363,164 +333,147 @@ void merge_samples(WorkerSlot& s) {
   s.pending.clear();
 }
 
-void train_models(Policy& p) {
-  for (auto& cp : p.codelets) {
-    CodeletState& c = *cp;
-    // Training waits for a few dozen new samples: batches can be short (StarPU idles
-    // between an application's submissions), and each costs at most microseconds.
-    if (!c.model || c.new_samples < kTrainEvery || c.max_rate <= 0) continue;
-    c.new_samples = 0;
-    // Every worker's newest samples, interleaved newest first so that each worker weighs
-    // alike (first training: up to kSamplesPerWorker each; later: kTunePerWorker each).
-    const std::size_t each = c.trained ? kTunePerWorker : kSamplesPerWorker;
-    std::vector<fnn::Sample> set;
-    for (std::size_t i = 0; i < each; ++i)
-      for (const auto& mine : c.recent)
-        if (i < mine.size()) {
-          const auto& [x, rate] = mine[mine.size() - 1 - i];
-          set.push_back(fnn::Sample{x, cp_from_rate(rate, c.max_rate)});
-        }
-    if (!c.trained) {
-      fnn::TrainOptions opt;  // seed 000 §5.2: pre-training, then fine-tuning
-      // The tool's epochs, bounded to ~10^5 SGD steps: it runs under the lock, at a batch end
-      // (1024 samples from 16 workers would otherwise take ~4x10^5 steps).
-      const double scale = std::min(1.0, 100.0 / double(set.size()));
-      opt.pretrain.epochs = std::max<std::size_t>(50, std::size_t(double(opt.pretrain.epochs) * scale));
-      opt.finetune.epochs = std::max<std::size_t>(15, std::size_t(double(opt.finetune.epochs) * scale));
-      fnn::train_two_step(*c.model, set, opt);
-      c.trained = true;
-      p.log.push_back("model " + c.name + ": trained on " + std::to_string(set.size()) + " samples");
-    } else {
-      for (const fnn::Sample& x : set) fnn::fine_tune(*c.model, x);
-    }
+// Under c.mutex.
+void train(Policy& p, CodeletState& c) {
+  if (!c.model || c.new_samples < kTrainEvery || c.max_rate <= 0) return;
+  c.new_samples = 0;
+  // Every worker's newest samples, interleaved newest first so that each worker weighs alike.
+  const std::size_t each = c.trained ? kTunePerWorker : kSamplesPerWorker;
+  std::vector<fnn::Sample> set;
+  for (std::size_t i = 0; i < each; ++i)
+    for (const auto& mine : c.recent)
+      if (i < mine.size()) {
+        const auto& [x, rate] = mine[mine.size() - 1 - i];
+        set.push_back(fnn::Sample{x, cp_from_rate(rate, c.max_rate)});
+      }
+  if (!c.trained) {
+    fnn::TrainOptions opt;  // seed 000 §5.2: pre-training, then fine-tuning, bounded to ~10^5 steps
+    const double scale = std::min(1.0, 100.0 / double(set.size()));
+    opt.pretrain.epochs = std::max<std::size_t>(50, std::size_t(double(opt.pretrain.epochs) * scale));
+    opt.finetune.epochs = std::max<std::size_t>(15, std::size_t(double(opt.finetune.epochs) * scale));
+    fnn::train_two_step(*c.model, set, opt);
+    c.trained = true;
+    p.log.push_back("model " + c.name + ": trained on " + std::to_string(set.size()) + " samples");
+  } else {
+    for (const fnn::Sample& x : set) fnn::fine_tune(*c.model, x);
   }
+  c.stale = true;
 }
 
-// seed 001 §1.3 at a batch end: the delay coefficient from the classes' execution times
-// corrects the CPU/GPU split of the batch's dominant codelet for the next batch of the same
-// kind. A class's time is its busiest worker's time running tasks, not its finish time: in a
-// task graph each class waits on the other's results (the LWT's halos and levels), and the
-// finish times then come out equal whatever the split (measured on the GPU machine: within 1%
-// in every batch, so the split never moved).
+// seed 001 §1.3 at a batch end: the delay coefficient from the classes' times corrects the
+// CPU/GPU split of the batch's dominant codelet. A class's time is its busiest worker's time
+// running tasks, not its finish time: in a task graph each class waits on the other's results,
+// and finish times come out equal whatever the split. Under batch_mutex.
 void dtps_feedback(Policy& p) {
-  if (p.source != Source::Dtps && p.source != Source::FnnDtps) return;
-  const CodeletState* dominant = nullptr;
-  unsigned long long most = 0;
-  for (const auto& c : p.codelets)
-    if (c->batch_bytes > most) {
-      most = c->batch_bytes;
-      dominant = c.get();
-    }
+  CodeletState* dominant = nullptr;
+  double most = 0;
+  for (const auto& c : p.codelets.owned)
+    if (get(c->batch_work) > most) most = get(c->batch_work), dominant = c.get();
   if (!dominant) return;
-  const std::string& kind = dominant->name;
-  DtpsController& ctl = p.dtps.controller(kind);
-  double busy[2] = {0, 0}, bytes[2] = {0, 0};
-  for (const WorkerSlot& s : p.workers) {
-    busy[s.gpu] = std::max(busy[s.gpu], s.batch_busy_us.load(std::memory_order_relaxed));
-    bytes[s.gpu] += s.batch_bytes.load(std::memory_order_relaxed);
-  }
-  const double t_cpu = busy[0], t_gpu = busy[1];
-  const double total = bytes[0] + bytes[1];
-  const double realised = total > 0 ? bytes[0] / total : ctl.alpha();
-  const DtpsUpdate u = ctl.end_batch(t_cpu, t_gpu, realised);
+  double busy[2] = {0, 0}, work[2] = {0, 0};
+  for (const WorkerSlot& s : p.workers)
+    if (s.member) {
+      busy[s.gpu] = std::max(busy[s.gpu], get(s.batch_busy_us));
+      work[s.gpu] += get(s.batch_work);
+    }
+  DtpsController& ctl = p.dtps.controller(dominant->name);
+  const double total = work[0] + work[1];
+  const DtpsUpdate u = ctl.end_batch(busy[0], busy[1], total > 0 ? work[0] / total : ctl.alpha());
+  if (ctl.turn() > 0) dominant->alpha = ctl.alpha();
+  dominant->stale = true;
   if (p.cfg.verbose)
     std::fprintf(stderr, "fnndtps: batch %d %s: T_cpu %.3f ms T_gpu %.3f ms m %.3f (%s) alpha %.4f -> %.4f\n",
-                 p.batches, kind.c_str(), t_cpu / 1e3, t_gpu / 1e3, u.m_before, to_string(u.kind),
+                 p.batches, dominant->name.c_str(), busy[0] / 1e3, busy[1] / 1e3, u.m_before, to_string(u.kind),
                  u.alpha_before, ctl.alpha());
 }
 
-// Under the lock. When every worker is idle nothing writes their slots, so their samples
-// merge here; an explicit end with tasks still running leaves those to their own merges.
-void end_batch(Policy& p) {
-  p.in_batch = false;
+// Ends the batch: DTPS feedback, then training, each codelet under its own mutex (push does not
+// wait for them). `force`: also with tasks in flight (an idle gap passed, or the program said so).
+void end_batch(Policy& p, bool force) {
+  std::lock_guard<Mutex> g(p.batch_mutex);
+  if (!p.in_batch || (!force && p.pending.load() != 0)) return;
   ++p.batches;
-  if (p.in_flight == 0)
-    for (WorkerSlot& s : p.workers) merge_samples(s);
-  dtps_feedback(p);
-  train_models(p);
+  if (uses_dtps(p)) dtps_feedback(p);
+  for (const auto& c : p.codelets.owned) {
+    std::lock_guard<Mutex> cg(c->mutex);
+    train(p, *c);
+    c->batch_work = 0;
+  }
+  for (WorkerSlot& s : p.workers) s.batch_busy_us = 0, s.batch_work = 0;
+  p.in_batch = false;
 }
 
-void start_batch(Policy& p) {
-  p.in_batch = true;
-  p.batch_start_us = now_us();
-  for (WorkerSlot& s : p.workers) {
-    s.batch_busy_us = 0;
-    s.batch_bytes = 0;
+// At a push: a batch starts when none is open; an idle gap longer than the debounce since the
+// last task ended closes the old one first (blocking drivers do not poll to notice it).
+void note_push(Policy& p, double now) {
+  const double idle = p.idle_since.load(std::memory_order_relaxed);
+  if (idle >= 0) {
+    if (now - idle >= p.cfg.batch_gap_us && p.in_batch) end_batch(p, true);
+    p.idle_since.store(-1, std::memory_order_relaxed);
   }
-  for (auto& c : p.codelets) {
-    c->batch_bytes = 0;
-    if (c->placed_units > 0) c->last_units = double(c->placed_units);
-    c->placed_units = 0;
-  }
-  p.balancer.start_batch();
-  if (p.batch_start_us - p.shares_reset_us > kSharesTtlUs) {  // re-predict for the new batch
-    invalidate_shares(p);
-    p.shares_reset_us = p.batch_start_us;
+  if (!p.in_batch.load(std::memory_order_relaxed)) {
+    std::lock_guard<Mutex> g(p.batch_mutex);
+    if (!p.in_batch) {
+      p.in_batch = true;
+      for (const auto& c : p.codelets.owned) c->stale = true;  // re-predict for the new batch
+    }
   }
 }
 
-// The running policy instance, for fnndtps_end_batch (one StarPU instance per process).
-std::atomic<Policy*> active{nullptr};
+// A worker found nothing to do: whether the batch should end, nothing having been in flight for
+// the debounce gap.
+bool batch_end_due(Policy& p, double now) {
+  if (p.pending.load(std::memory_order_relaxed) != 0) return false;
+  double idle = p.idle_since.load(std::memory_order_relaxed);
+  if (idle < 0) {
+    p.idle_since.compare_exchange_strong(idle, now);
+    return false;
+  }
+  return now - idle >= p.cfg.batch_gap_us && p.in_batch.load(std::memory_order_relaxed);
+}
 
-// --------------------------------------------------------------- StarPU callbacks
-void init(unsigned ctx, Source source) {
+// ------------------------------------------------------------------ StarPU callbacks
+void init(unsigned ctx, SpeedSource source) {
   try {
-    const unsigned n = starpu_worker_get_count();
+    const std::size_t n = starpu_worker_get_count();
     auto* p = new Policy(source, n);
     p->cfg = Config::from_env();
-    p->rebalance = p->cfg.rebalance >= 0 ? p->cfg.rebalance == 1
-                                         : source == Source::Fnn || source == Source::FnnDtps;
-    if (starpu_pthread_mutex_init(&p->mutex, nullptr) != 0) throw std::runtime_error("cannot create the policy mutex");
-    p->queued = std::make_unique<std::atomic<int>[]>(n);
-    p->waiting = std::make_unique<std::atomic<bool>[]>(n);
-    p->futile_at = std::make_unique<std::atomic<long>[]>(n);
-    for (unsigned w = 0; w < n; ++w) {
-      p->queued[w] = 0;
-      p->waiting[w] = false;
-      p->futile_at[w] = -1;
-    }
+    p->rebalance = p->cfg.rebalance >= 0 ? p->cfg.rebalance == 1 : uses_fnn(*p);
     std::vector<WorkerSpec> specs;
-    for (unsigned w = 0; w < n; ++w) {
-      WorkerSlot& s = p->workers.emplace_back();
+    for (std::size_t w = 0; w < n; ++w) {
+      WorkerSlot& s = p->workers[w];
       s.id = int(w);
       const bool cuda = starpu_worker_get_type(int(w)) == STARPU_CUDA_WORKER;
       s.gpu = cuda || emu::gpu_class(int(w));
-      char name[64];
-      starpu_worker_get_name(int(w), name, sizeof name);
-      s.name = name;
+      s.node = starpu_worker_get_memory_node(unsigned(w));
+      s.running.reserve(8);
+      s.pending.reserve(kMergeEvery);
       WorkerSpec spec;
       spec.kind = cuda ? WorkerKind::Cuda : WorkerKind::Cpu;
       if (cuda) {
         spec.cuda_device = starpu_worker_get_devid(int(w));
       } else if (const int bind = starpu_worker_get_bindid(int(w)); bind >= 0) {
-        const int os = starpu_get_pu_os_index(unsigned(bind));
-        if (os >= 0) spec.cpus.push_back(unsigned(os));
+        if (const int os = starpu_get_pu_os_index(unsigned(bind)); os >= 0) spec.cpus.push_back(unsigned(os));
       }
       specs.push_back(spec);
     }
+    if (emu::last_gpu_class_worker() >= int(n))
+      throw std::invalid_argument("FNNDTPS_EMULATED_GPUS names worker " + std::to_string(emu::last_gpu_class_worker()) +
+                                  " but StarPU has " + std::to_string(n) + " workers");
     p->probe = std::make_unique<Probe>(specs);
-    for (std::size_t w = 0; w < p->workers.size(); ++w) p->workers[w].peak_F = p->probe->static_features(w).F;
-    bool has[2] = {false, false};
-    for (const WorkerSlot& s : p->workers) has[s.gpu] = true;
-    p->dtps.set_classes(has[0], has[1]);
-    if (source == Source::Dtps || source == Source::FnnDtps) {
+    for (std::size_t w = 0; w < n; ++w) p->workers[w].peak_F = p->probe->static_features(w).F;
+    if (uses_dtps(*p)) {
       try {
-        if (p->dtps.load(p->cfg.model_dir)) {
+        if (p->dtps.load(p->cfg.model_dir))
           p->log.push_back("dtps: ratios loaded from " + DtpsStore::file_in(p->cfg.model_dir).string());
-        }
       } catch (const std::exception& e) {
         warn(*p, std::string("saved DTPS ratios ignored, starting afresh (") + e.what() +
                      "); delete the file or set FNNDTPS_MODEL_DIR");
       }
-      p->dtps.set_classes(has[0], has[1]);
     }
-    // The emulation settings were read (and checked) above; a GPU class of workers that do
-    // not exist is wrong too.
-    if (emu::last_gpu_class_worker() >= int(n))
-      throw std::invalid_argument("FNNDTPS_EMULATED_GPUS names worker " + std::to_string(emu::last_gpu_class_worker()) +
-                                  " but StarPU has " + std::to_string(n) + " workers");
     starpu_sched_ctx_set_policy_data(ctx, p);
-    active = p;
+    std::lock_guard<Mutex> g(registry_mutex);
+    registry.push_back(p);
   } catch (const std::invalid_argument& e) {  // a bad FNNDTPS_ setting
     std::fprintf(stderr, "fnndtps: %s\n", e.what());
     std::exit(2);
@@ -529,22 +482,62 @@ void init(unsigned ctx, Source source) {
   }
 }
 
+void set_classes(Policy& p) {
+  bool has[2] = {false, false};
+  for (const WorkerSlot& s : p.workers)
+    if (s.member) has[s.gpu] = true;
+  std::lock_guard<Mutex> g(p.batch_mutex);
+  p.dtps.set_classes(has[0], has[1]);
+}
+
+void add_workers(unsigned ctx, int* ids, unsigned n) {
+  Policy* p = policy_of(ctx);
+  for (unsigned i = 0; i < n; ++i) p->workers[std::size_t(ids[i])].member = true;
+  set_classes(*p);
+}
+
+int push(starpu_task* task);
+
+// A removed worker's queued tasks go to the context's other workers.
+void remove_workers(unsigned ctx, int* ids, unsigned n) {
+  Policy* p = policy_of(ctx);
+  std::vector<starpu_task*> orphans;
+  for (unsigned i = 0; i < n; ++i) {
+    WorkerSlot& s = p->workers[std::size_t(ids[i])];
+    starpu_worker_lock(s.id);
+    s.member = false;
+    QueuedTask q;
+    while (s.queue.pop_back_if(&q, [](const QueuedTask&) { return true; })) {
+      orphans.push_back(static_cast<starpu_task*>(q.task));
+      p->pending.fetch_sub(1);
+      starpu_sched_ctx_list_task_counters_decrement(ctx, s.id);
+    }
+    s.nqueued = 0;
+    s.exp_len = 0;
+    starpu_worker_unlock(s.id);
+  }
+  set_classes(*p);
+  for (auto it = orphans.rbegin(); it != orphans.rend(); ++it) push(*it);
+}
+
 void print_summary(Policy& p) {
-  static const char* names[] = {"even", "boyer", "fnn", "dtps", "fnn-dtps"};
   std::fprintf(stderr, "fnndtps summary: policy %s, %d batches, %ld tasks moved by re-balancing%s%s\n",
-               names[int(p.source)], p.batches, p.moved_tasks, emu::configured() ? ", " : "",
-               emu::describe().c_str());
-  std::fprintf(stderr, "  %-24s %8s %8s %12s %12s %8s\n", "worker", "tasks", "units", "busy ms", "MB", "share");
-  for (std::size_t w = 0; w < p.workers.size(); ++w) {
-    WorkerSlot& s = p.workers[w];
+               to_string(p.source), p.batches, p.moved.load(), emu::configured() ? ", " : "", emu::describe().c_str());
+  std::fprintf(stderr, "  %-24s %8s %12s %14s\n", "worker", "tasks", "busy ms", "work");
+  for (WorkerSlot& s : p.workers) {
+    if (!s.member) continue;
     char name[64];
-    starpu_worker_get_name(s.id, name, sizeof name);  // names exist once workers started
-    s.name = name;
-    std::fprintf(stderr, "  %-24s %8u %8u %12.2f %12.2f %8.4f\n", s.name.c_str(), s.tasks, s.units, s.busy_us / 1e3,
-                 s.bytes / 1e6, p.balancer.shares()[w]);
+    starpu_worker_get_name(s.id, name, sizeof name);
+    std::fprintf(stderr, "  %-24s %8lu %12.2f %14.4g\n", name, s.tasks, s.busy_us / 1e3, s.work);
+  }
+  for (const auto& c : p.codelets.owned) {
+    std::fprintf(stderr, "  speeds %s (work/us):", c->name.c_str());
+    for (WorkerSlot& s : p.workers)
+      if (s.member) std::fprintf(stderr, " %.4g", get(c->speed[std::size_t(s.id)]));
+    std::fprintf(stderr, "\n");
   }
   for (const std::string& line : p.log) std::fprintf(stderr, "  %s\n", line.c_str());
-  if (p.source == Source::Dtps || p.source == Source::FnnDtps)
+  if (uses_dtps(p))
     for (const std::string& k : p.dtps.kinds())
       std::fprintf(stderr, "  dtps %s: alpha %.4f (CPU class), turn %d\n", k.c_str(), p.dtps.find(k)->alpha(),
                    p.dtps.find(k)->turn());
@@ -553,20 +546,25 @@ void print_summary(Policy& p) {
 void deinit(unsigned ctx) {
   Policy* p = policy_of(ctx);
   try {
-    if (p->in_batch) end_batch(*p);
+    {
+      std::lock_guard<Mutex> g(registry_mutex);
+      registry.erase(std::remove(registry.begin(), registry.end(), p), registry.end());
+    }
+    for (std::size_t w = 0; w < p->workers.size(); ++w) merge_samples(p->workers[w], w);  // workers are stopped
+    end_batch(*p, true);
     if (p->cfg.save) {
       std::error_code ec;
       std::filesystem::create_directories(p->cfg.model_dir, ec);
-      for (const auto& cp : p->codelets)
-        if (const CodeletState& c = *cp; c.model && c.trained) {
+      for (const auto& c : p->codelets.owned)
+        if (c->model && c->trained) {
           try {
-            fnn::save_model(*c.model, model_path(*p, c.name));
-            p->log.push_back("model " + c.name + ": saved to " + model_path(*p, c.name));
+            fnn::save_model(*c->model, model_path(*p, c->name));
+            p->log.push_back("model " + c->name + ": saved to " + model_path(*p, c->name));
           } catch (const std::exception& e) {
-            warn(*p, "model " + c.name + " not saved (" + e.what() + "); check FNNDTPS_MODEL_DIR");
+            warn(*p, "model " + c->name + " not saved (" + e.what() + "); check FNNDTPS_MODEL_DIR");
           }
         }
-      if ((p->source == Source::Dtps || p->source == Source::FnnDtps) && p->dtps.size() > 0) {
+      if (uses_dtps(*p) && p->dtps.size() > 0) {
         try {
           p->dtps.save(p->cfg.model_dir);
           p->log.push_back("dtps: ratios saved to " + DtpsStore::file_in(p->cfg.model_dir).string());
@@ -579,253 +577,232 @@ void deinit(unsigned ctx) {
   } catch (const std::exception& e) {
     fail("deinit", e);
   }
-  active = nullptr;
-  starpu_pthread_mutex_destroy(&p->mutex);
   delete p;
 }
 
-// Whether some worker that can run the codelet has not timed one of its units yet. Timings
-// never go back to 0, so once every worker has one (for a codelet whose eligible workers are
-// fixed) the answer is remembered and the push path stops scanning the workers.
-bool untimed(CodeletState& c, const std::vector<char>& eligible, bool fixed_eligibility) {
-  if (c.timed_everywhere) return false;
-  for (std::size_t w = 0; w < eligible.size(); ++w)
-    if (eligible[w] && c.sec_per_byte[w].load(std::memory_order_relaxed) <= 0) return true;
-  c.timed_everywhere = fixed_eligibility;
-  return false;
+// Queues the task on worker `w` (its lock taken here), then prefetches its inputs there.
+void enqueue(Policy& p, starpu_task* task, CodeletState& c, unsigned ctx, int w, double predicted, double work) {
+  WorkerSlot& s = p.workers[std::size_t(w)];
+  task->sched_data = &c;  // ours: pre_exec and post_exec count it
+  starpu_worker_lock(w);
+  s.queue.push(QueuedTask{task, task->priority, predicted, work, &c});
+  s.nqueued.store(int(s.queue.size()), std::memory_order_relaxed);
+  add(s.exp_len, predicted);
+#if !defined(STARPU_NON_BLOCKING_DRIVERS) || defined(STARPU_SIMGRID)
+  starpu_wake_worker_locked(w);
+#endif
+  starpu_push_task_end(task);
+  starpu_worker_unlock(w);
+  starpu_sched_ctx_list_task_counters_increment(ctx, w);
+  if (STARPU_TASK_GET_NBUFFERS(task) > 0 && starpu_get_prefetch_flag()) starpu_prefetch_task_input_for(task, w);
 }
 
 int push(starpu_task* task) {
-  Policy* p = policy_of(task->sched_ctx);
-  int chosen = -1, thief = -1;
+  const unsigned ctx = task->sched_ctx;
+  Policy* p = policy_of(ctx);
   try {
-    starpu_worker_relax_on();
-    STARPU_PTHREAD_MUTEX_LOCK(&p->mutex);
-    starpu_worker_relax_off();
-    if (!p->in_batch) start_batch(*p);
+    const double now = now_us();
+    p->pending.fetch_add(1);
+    note_push(*p, now);
     CodeletState& c = codelet_state(*p, task);
-    task->sched_data = &c;  // for post_exec, which runs without the lock
-    const UnitChoice u = unit_of(*p, task);
-    const std::size_t n = p->workers.size();
-    // Who can run it depends on the codelet alone unless it has a can_execute callback.
-    std::vector<char> own_eligible;
-    if (task->cl->can_execute || c.eligible.empty()) {
-      own_eligible.resize(n);
-      for (std::size_t w = 0; w < n; ++w) own_eligible[w] = char(can_run(*p, int(w), task));
-      if (!task->cl->can_execute) c.eligible = own_eligible;
+    refresh_speeds(*p, c, now);
+    const double work = task_work(task);
+    const bool data = STARPU_TASK_GET_NBUFFERS(task) > 0;
+    // The transfer time depends on the memory node only: compute it once per node.
+    std::array<double, STARPU_MAXNODES> transfer;
+    transfer.fill(-1);
+    int best = -1, first_run = -1;
+    double best_end = 0, best_predicted = 0;
+    starpu_worker_collection* workers = starpu_sched_ctx_get_worker_collection(ctx);
+    starpu_sched_ctx_iterator it;
+    workers->init_iterator_for_parallel_tasks(workers, &it, task);
+    while (workers->has_next(workers, &it)) {
+      const int w = int(workers->get_next(workers, &it));
+      WorkerSlot& s = p->workers[std::size_t(w)];
+      // Its context, task->where, task->workerids and the codelet's can_execute.
+      if (!s.member || !starpu_worker_can_execute_task_first_impl(unsigned(w), task, nullptr)) continue;
+      // A worker that has not run the codelet yet runs it first, to be measured (seed 000
+      // §3.2: each worker times a first unit; dmda calibrates the same way). `even` needs no
+      // measurement.
+      if (p->source != SpeedSource::Even && first_run < 0 && c.timed[w].load(std::memory_order_relaxed) == 0) {
+        int untimed = 0;
+        if (c.timed[w].compare_exchange_strong(untimed, 1)) first_run = w;
+      }
+      double& tr = transfer[s.node];
+      if (tr < 0) tr = data ? std::max(0.0, starpu_task_expected_data_transfer_time_for(task, unsigned(w))) : 0.0;
+      const double run = work / c.speed[w].load(std::memory_order_relaxed);
+      const double queue_end = std::max(now, get(s.pipe_end)) + get(s.exp_len);
+      const double end = expected_finish(now, queue_end, tr, run);
+      if (best < 0 || end < best_end) best = w, best_end = end, best_predicted = end - queue_end;
     }
-    const std::vector<char>& eligible = task->cl->can_execute ? own_eligible : c.eligible;
-    if (u.owner >= 0 && eligible[std::size_t(u.owner)]) {
-      chosen = u.owner;  // the unit's data is there
-      if (p->balancer.owner(u.unit) != chosen) p->balancer.assign(u.unit, chosen, u.bytes);
-    } else if (p->source != Source::Even && untimed(c, eligible, !task->cl->can_execute)) {
-      // Cold start (seed 000 §3.2: every worker times a first unit): the first idle worker
-      // takes it. Shares from untimed speeds would give a CPU core as much as a GPU.
-      p->balancer.push_shared(Queued{task, u.unit, u.bytes, c.index});
-      p->queued_shared.fetch_add(1, std::memory_order_relaxed);
-      p->queued_total.fetch_add(1, std::memory_order_relaxed);
-      p->pushes.fetch_add(1, std::memory_order_relaxed);
-      ++p->in_flight;
-      starpu_push_task_end(task);
-      std::vector<int> wake;
-      for (std::size_t w = 0; w < n; ++w)
-        if (p->waiting[w] && eligible[w]) {
-          p->waiting[w] = false;
-          wake.push_back(p->workers[w].id);
-        }
-      STARPU_PTHREAD_MUTEX_UNLOCK(&p->mutex);
-      for (int id : wake) starpu_wake_worker_relax_light(id);
-      return 0;
-    } else {
-      p->balancer.set_shares(shares_for(*p, c, now_us()));
-      chosen = p->balancer.place(u.unit, u.bytes, eligible);
-      if (chosen >= 0) ++p->workers[std::size_t(chosen)].units;
-      ++c.placed_units;
+    if (first_run >= 0) {
+      const WorkerSlot& s = p->workers[std::size_t(first_run)];
+      const double queue_end = std::max(now, get(s.pipe_end)) + get(s.exp_len);
+      best = first_run;
+      best_predicted = std::max(0.0, expected_finish(now, queue_end, transfer[s.node], work / c.speed[first_run]) - queue_end);
     }
-    if (chosen < 0) {
-      STARPU_PTHREAD_MUTEX_UNLOCK(&p->mutex);
-      return -ENODEV;  // no worker can run it: StarPU reports the task
+    if (best < 0) {
+      p->pending.fetch_sub(1);
+      return -ENODEV;  // nobody in this context can run it: StarPU reports the task
     }
-    // Start moving the task's data now, as StarPU's dm* policies do, so transfers overlap
-    // the work queued before it.
-    const int id = p->workers[std::size_t(chosen)].id;
-    if (starpu_get_prefetch_flag() && starpu_worker_get_memory_node(unsigned(id)) != STARPU_MAIN_RAM)
-      starpu_prefetch_task_input_for(task, id);
-    p->balancer.push(chosen, Queued{task, u.unit, u.bytes, c.index});
-    p->queued[chosen].fetch_add(1, std::memory_order_relaxed);
-    p->queued_total.fetch_add(1, std::memory_order_relaxed);
-    p->pushes.fetch_add(1, std::memory_order_relaxed);
-    ++p->in_flight;
-    starpu_push_task_end(task);
-    p->waiting[chosen] = false;
-    // Another idle worker may take over queued units (eq. 8): wake one.
-    if (p->rebalance && p->balancer.queued(chosen) > 1)
-      for (std::size_t w = 0; w < n; ++w)
-        if (p->waiting[w] && int(w) != chosen && eligible[w]) {
-          thief = int(w);
-          p->waiting[w] = false;
-          break;
-        }
-    STARPU_PTHREAD_MUTEX_UNLOCK(&p->mutex);
+    enqueue(*p, task, c, ctx, best, best_predicted, work);
   } catch (const std::exception& e) {
     fail("push", e);
   }
-  starpu_wake_worker_relax_light(p->workers[std::size_t(chosen)].id);
-  if (thief >= 0) starpu_wake_worker_relax_light(p->workers[std::size_t(thief)].id);
   return 0;
+}
+
+// seed 000 eq. 8 and steps 1-7 of §3.2: idle worker `w` takes a queued task from the worker
+// with the largest remaining time T_i^r when it would end it sooner here, transfer included
+// (threshold x its time here below the time the task waits there).
+starpu_task* take_from_busiest(Policy& p, unsigned ctx, int w, double now) {
+  WorkerSlot& me = p.workers[std::size_t(w)];
+  if (now - me.steal_us < kStealEveryUs) return nullptr;
+  me.steal_us = now;
+  int victim = -1;
+  double most = 0;
+  for (WorkerSlot& s : p.workers)
+    if (s.member && s.id != w && s.nqueued.load(std::memory_order_relaxed) > 0) {
+      const double left = std::max(now, get(s.pipe_end)) + get(s.exp_len) - now;
+      if (left > most) most = left, victim = s.id;
+    }
+  if (victim < 0 || starpu_worker_trylock(victim) != 0) return nullptr;  // busy: come back later
+  WorkerSlot& v = p.workers[std::size_t(victim)];
+  const double there_end = std::max(now, get(v.pipe_end)) + get(v.exp_len);
+  double here = 0;
+  QueuedTask q;
+  const bool took = v.member && v.queue.pop_back_if(&q, [&](const QueuedTask& t) {
+    auto* task = static_cast<starpu_task*>(t.task);
+    if (!starpu_worker_can_execute_task_first_impl(unsigned(w), task, nullptr)) return false;
+    const auto& c = *static_cast<CodeletState*>(t.codelet);
+    const double tr = STARPU_TASK_GET_NBUFFERS(task) ? starpu_task_expected_data_transfer_time_for(task, unsigned(w)) : 0;
+    here = std::max(0.0, tr) + t.work / c.speed[w].load(std::memory_order_relaxed);
+    return p.cfg.threshold * here < there_end - now;
+  });
+  if (took) {
+    v.nqueued.store(int(v.queue.size()), std::memory_order_relaxed);
+    add(v.exp_len, -q.predicted_us);
+    if (v.queue.empty()) v.exp_len = 0;
+    starpu_sched_ctx_list_task_counters_decrement(ctx, victim);
+  }
+  starpu_worker_unlock(victim);
+  if (!took) return nullptr;
+  p.moved.fetch_add(1, std::memory_order_relaxed);
+  me.pipe_end = std::max(now, get(me.pipe_end)) + here;
+  return static_cast<starpu_task*>(q.task);
 }
 
 starpu_task* pop(unsigned ctx) {
   Policy* p = policy_of(ctx);
   const int w = starpu_worker_get_id_check();
-  starpu_task* task = nullptr;
-  // Nothing queued here and nothing to take: return without the lock (a push wakes us).
-  // Reading the counters unlocked races only with a push that will wake this worker.
-  if (p->queued[w].load(std::memory_order_relaxed) == 0 && p->queued_shared.load(std::memory_order_relaxed) == 0) {
-    // Only a queue of two or more holds a unit worth taking: its owner is busy with the first.
-    bool worth = false;
-    if (p->rebalance && p->futile_at[w].load(std::memory_order_relaxed) != p->pushes.load(std::memory_order_relaxed))
-      for (std::size_t i = 0; i < p->workers.size() && !worth; ++i)
-        worth = p->queued[i].load(std::memory_order_relaxed) >= 2;
-    if (!worth) {
-      // StarPU's drivers poll while idle (non-blocking drivers, its default): write the flag
-      // once, not on every poll, so idle workers do not keep taking its cache line.
-      if (!p->waiting[w].load(std::memory_order_relaxed)) p->waiting[w].store(true, std::memory_order_relaxed);
+  WorkerSlot& s = p->workers[std::size_t(w)];
+  try {
+    const double now = now_us();
+    if (s.nqueued.load(std::memory_order_relaxed) == 0) {
+      starpu_task* task = p->rebalance && s.member ? take_from_busiest(*p, ctx, w, now) : nullptr;
+      if (task) return task;
+      // A CPU worker pops only when it runs nothing: what it started and never saw end were
+      // StarPU's internal tasks (no post_exec). With nothing submitted, no worker runs anything.
+      if (!s.running.empty() && (starpu_worker_get_type(w) == STARPU_CPU_WORKER || starpu_task_nsubmitted() == 0)) {
+        p->pending.fetch_sub(long(s.running.size()));
+        s.running.clear();
+      }
+      if (batch_end_due(*p, now)) {
+        // Training takes a while: let pushes to this worker through meanwhile.
+        starpu_worker_relax_on();
+        end_batch(*p, false);
+        starpu_worker_relax_off();
+      }
       return nullptr;
     }
-  }
-  try {
-    starpu_worker_relax_on();
-    STARPU_PTHREAD_MUTEX_LOCK(&p->mutex);
-    starpu_worker_relax_off();
-    Queued q;
-    const auto runs_here = [&](void* t) { return can_run(*p, w, static_cast<starpu_task*>(t)); };
-    bool got = p->balancer.pop(w, &q);
-    if (!got && p->balancer.shared() > 0 && p->balancer.pop_shared(w, &q, runs_here)) {
-      got = true;
-      p->queued_shared.fetch_sub(1, std::memory_order_relaxed);
-      ++p->workers[std::size_t(w)].units;
-      ++p->codelets[std::size_t(q.codelet)]->placed_units;
-    }
-    if (!got && p->rebalance && p->balancer.queued_total() > p->balancer.shared()) {
-      // seed 000 eq. 8 and steps 1-7 of §3.2: the idle worker takes whole queued units
-      // from the worker with the largest remaining time T^r = T^unit x units left.
-      auto cost = [&](int worker, const Queued& x) {
-        const CodeletState& c = *p->codelets[std::size_t(x.codelet)];
-        double spb = c.sec_per_byte[std::size_t(worker)].load(std::memory_order_relaxed);
-        if (spb <= 0) {  // not measured on this worker yet: assume the slowest known
-          for (std::size_t i = 0; i < p->workers.size(); ++i)
-            spb = std::max(spb, c.sec_per_byte[i].load(std::memory_order_relaxed));
-        }
-        return spb > 0 ? spb * x.bytes : x.bytes;
-      };
-      const std::size_t moved = p->balancer.rebalance(w, cost, p->cfg.threshold, runs_here);
-      p->moved_tasks += long(moved);
-      if (moved == 0) p->futile_at[w] = p->pushes.load(std::memory_order_relaxed);
-      if (moved > 0) {
-        for (std::size_t i = 0; i < p->workers.size(); ++i)
-          p->queued[i].store(int(p->balancer.queued(int(i))), std::memory_order_relaxed);
-        p->balancer.pop(w, &q);
-      }
-    }
-    task = static_cast<starpu_task*>(q.task);
-    if (task) {
-      p->queued[w].store(int(p->balancer.queued(w)), std::memory_order_relaxed);
-      p->queued_total.fetch_sub(1, std::memory_order_relaxed);
-    }
-    p->waiting[w] = task == nullptr;
-    STARPU_PTHREAD_MUTEX_UNLOCK(&p->mutex);
+    // Inside StarPU's scheduling operation: nobody else takes this worker's lock meanwhile.
+    QueuedTask q;
+    if (!s.queue.pop_ready(&q, [&](void* t) { return missing_on(static_cast<starpu_task*>(t), s.node); }))
+      return nullptr;
+    s.nqueued.store(int(s.queue.size()), std::memory_order_relaxed);
+    s.exp_len = s.queue.empty() ? 0.0 : get(s.exp_len) - q.predicted_us;
+    s.pipe_end = std::max(now, get(s.pipe_end)) + q.predicted_us;
+    starpu_sched_ctx_list_task_counters_decrement(ctx, w);
+    return static_cast<starpu_task*>(q.task);
   } catch (const std::exception& e) {
     fail("pop", e);
   }
-  return task;
 }
 
-void pre_exec(starpu_task* /*task*/, unsigned ctx) {
+void pre_exec(starpu_task* task, unsigned ctx) {
+  if (!task->sched_data) return;  // not pushed through us (a task given to a worker directly)
   Policy* p = policy_of(ctx);
   const int w = starpu_worker_get_id_check();
   WorkerSlot& s = p->workers[std::size_t(w)];
-  s.start_us = now_us();
-  if (p->source != Source::Fnn && p->source != Source::FnnDtps) return;
-  // An emulated slowdown stands for a slower core: the FNN sees it as a lower peak F.
-  const double f = emu::factor(s.id);
-  if (f != s.emulated) {
-    s.emulated = f;
-    p->probe->set_measured_peak(std::size_t(w), s.peak_F / f);
-    s.features_us = -1;
+  const double now = now_us();
+  auto* c = static_cast<CodeletState*>(task->sched_data);
+  if (c->model && now - s.features_us >= kFeaturesTtlUs) {
+    // Our own share of the worker's time since the last sample: the load that is ours.
+    if (s.features_us > -1e299) s.own_busy = std::clamp((s.busy_us - s.busy_at_sample) / (now - s.features_us), 0.0, 1.0);
+    s.busy_at_sample = s.busy_us;
+    const double f = emu::factor(s.id);
+    if (f != s.emulated) {
+      std::lock_guard<Mutex> g(p->probe_mutex);
+      s.emulated = f;
+      p->probe->set_measured_peak(std::size_t(w), s.peak_F / f);
+    }
+    s.features = live_features(*p, std::size_t(w));
+    s.features_us = now;
   }
-  // Features at task start (DESIGN §5), refreshed every few milliseconds: the probe is
-  // thread-safe and caches its /proc and NVML reads.
-  if (s.features_us >= 0 && s.start_us - s.features_us < kFeaturesTtlUs) return;
-  const RawFeatures raw = p->probe->sample(std::size_t(w));
-  RawFeatures peak = raw;
-  for (std::size_t i = 0; i < p->workers.size(); ++i) {
-    const RawFeatures r = p->probe->static_features(i);
-    peak.F = std::max(peak.F, r.F);
-    peak.M = std::max(peak.M, r.M);
-    peak.P = std::max(peak.P, r.P);
-  }
-  s.features = normalise_one(raw, peak);
-  s.features_us = s.start_us;
+  s.running.push_back(Running{task, c, now, task_work(task), s.features});
 }
 
-// Bytes of a task's data unit: its largest written handle, or largest handle (as unit_of).
-double unit_bytes(starpu_task* task) {
-  double written = 0, any = 0;
-  const unsigned n = STARPU_TASK_GET_NBUFFERS(task);
-  for (unsigned i = 0; i < n; ++i) {
-    const double size = double(starpu_data_get_size(STARPU_TASK_GET_HANDLE(task, i)));
-    if (STARPU_TASK_GET_MODE(task, i) & STARPU_W) written = std::max(written, size);
-    any = std::max(any, size);
-  }
-  const double b = written > 0 ? written : any;
-  return b > 0 ? b : 1;
-}
-
-// Runs on the worker's thread. Everything here is the worker's own (its slot, its entry of
-// T^unit) except the end of a batch, which takes the lock.
+// The task's time runs from its start, or from the end of the one before it on this worker
+// when StarPU pipelined them (pre_exec of the next before post_exec of this one).
 void post_exec(starpu_task* task, unsigned ctx) {
+  if (!task->sched_data) return;
   Policy* p = policy_of(ctx);
   const int w = starpu_worker_get_id_check();
-  const double end = now_us();
+  WorkerSlot& s = p->workers[std::size_t(w)];
   try {
-    // Tasks StarPU gave a worker directly (execute_on_a_specific_worker) never came through
-    // push: they are not ours to count.
-    if (!task->sched_data) return;
-    WorkerSlot& s = p->workers[std::size_t(w)];
-    CodeletState& c = *static_cast<CodeletState*>(task->sched_data);
-    task->sched_data = nullptr;  // counted once, even if the task is submitted again
-    const double dt = std::max(end - s.start_us, 1e-3), bytes = unit_bytes(task);
-    // T^unit per worker and codelet, as seconds per byte of the unit.
-    const double spb = dt * 1e-6 / bytes;
-    std::atomic<double>& m = c.sec_per_byte[std::size_t(w)];
-    const double old = m.load(std::memory_order_relaxed);
-    if (old <= 0) c.shares_stale = true;  // a first measurement: Boyer's shares can change
-    m.store(old > 0 ? (1 - kEwma) * old + kEwma * spb : spb, std::memory_order_relaxed);
-    if (c.model)  // an FNN sample: features at start, target f(D/T) (seed 000 eqs. 5, 21)
-      s.pending.push_back(PendingSample{std::size_t(w), &c, s.features, bytes / dt});
+    auto it = std::find_if(s.running.begin(), s.running.end(), [&](const Running& r) { return r.task == task; });
+    if (it == s.running.end()) return;
+    task->sched_data = nullptr;
+    const Running r = *it;
+    double end = now_us();
+    double dt = std::max(end - std::max(r.start_us, s.last_end_us), 1e-3);
+    // An emulated slowdown (DESIGN §6): (factor - 1) x its time more, before its successors
+    // are released (they wait for post_exec).
+    if (emu::configured()) {
+      const double f = emu::factor(s.id);
+      emu::stretch(s.id, dt * 1e-6);
+      if (f > 1) dt *= f, end = now_us();
+    }
+    s.last_end_us = end;
+    CodeletState& c = *r.codelet;
+    const double rate = r.work / dt;  // seed 000 eq. 5: D / T
+    const double old = get(c.measured[w]);
+    c.measured[w].store(old > 0 ? (1 - kEwma) * old + kEwma * rate : rate, std::memory_order_relaxed);
+    if (c.timed[w].exchange(2) != 2) c.stale = true;  // a first measurement changes the speeds
+    if (c.model) s.pending.push_back(PendingSample{&c, r.features, rate});
     ++s.tasks;
     s.busy_us += dt;
-    s.bytes += bytes;
-    s.batch_busy_us.store(s.batch_busy_us.load(std::memory_order_relaxed) + dt, std::memory_order_relaxed);
-    s.batch_bytes.store(s.batch_bytes.load(std::memory_order_relaxed) + bytes, std::memory_order_relaxed);
-    c.batch_bytes.fetch_add((unsigned long long)bytes, std::memory_order_relaxed);
-    const bool last = p->in_flight.fetch_sub(1) == 1;
-    if (last || s.pending.size() >= kMergeEvery) {
-      starpu_worker_relax_on();
-      STARPU_PTHREAD_MUTEX_LOCK(&p->mutex);
-      starpu_worker_relax_off();
-      merge_samples(s);
-      // A push may have started more work since: then the batch goes on.
-      if (p->in_batch && p->in_flight == 0 && p->balancer.queued_total() == 0) end_batch(*p);
-      STARPU_PTHREAD_MUTEX_UNLOCK(&p->mutex);
+    s.work += r.work;
+    add(s.batch_busy_us, dt);
+    add(s.batch_work, r.work);
+    add(c.batch_work, r.work);
+    // This task and any started before it on this worker have ended (a worker ends its tasks
+    // in order); those never seen ending were StarPU's internal tasks.
+    const long ended = long(it - s.running.begin()) + 1;
+    s.running.erase(s.running.begin(), it + 1);
+    if (s.running.empty() && s.nqueued.load(std::memory_order_relaxed) == 0) s.pipe_end = end;
+    if (s.pending.size() >= kMergeEvery) merge_samples(s, std::size_t(w));
+    if (p->pending.fetch_sub(ended) == ended) {
+      merge_samples(s, std::size_t(w));
+      double idle = -1;
+      p->idle_since.compare_exchange_strong(idle, end);
     }
   } catch (const std::exception& e) {
     fail("post_exec", e);
   }
 }
 
-template <Source S>
+template <SpeedSource S>
 void init_as(unsigned ctx) {
   init(ctx, S);
 }
@@ -834,6 +811,8 @@ starpu_sched_policy make_policy(const char* name, const char* description, void 
   starpu_sched_policy pol{};
   pol.init_sched = init_fn;
   pol.deinit_sched = deinit;
+  pol.add_workers = add_workers;
+  pol.remove_workers = remove_workers;
   pol.push_task = push;
   pol.pop_task = pop;
   pol.pre_exec_hook = pre_exec;
@@ -841,18 +820,17 @@ starpu_sched_policy make_policy(const char* name, const char* description, void 
   pol.policy_name = name;
   pol.policy_description = description;
   pol.worker_type = STARPU_WORKER_LIST;
-  pol.prefetches = 1;  // push prefetches each task's data itself
+  pol.prefetches = 1;  // push prefetches each task's inputs itself
   return pol;
 }
 
 starpu_sched_policy policies[] = {
-    make_policy("fnn-dtps", "FNN-predicted shares per worker with DTPS feedback on the CPU/GPU split",
-                init_as<Source::FnnDtps>),
-    make_policy("fnn", "data units in proportion to FNN-predicted computational ability", init_as<Source::Fnn>),
-    make_policy("dtps", "CPU/GPU class split corrected from measured delays (DTPS)", init_as<Source::Dtps>),
-    make_policy("boyer", "data units in proportion to measured speed after a timed first unit",
-                init_as<Source::Boyer>),
-    make_policy("even", "equal data units per worker (pure division)", init_as<Source::Even>),
+    make_policy("fnn-dtps", "FNN-predicted speeds per worker with DTPS feedback on the CPU/GPU split",
+                init_as<SpeedSource::FnnDtps>),
+    make_policy("fnn", "work in proportion to FNN-predicted computational ability", init_as<SpeedSource::Fnn>),
+    make_policy("dtps", "CPU/GPU class split corrected from measured delays (DTPS)", init_as<SpeedSource::Dtps>),
+    make_policy("boyer", "work in proportion to speeds measured on a first task per worker", init_as<SpeedSource::Boyer>),
+    make_policy("even", "equal speeds for every worker (pure division)", init_as<SpeedSource::Even>),
 };
 starpu_sched_policy* policy_list[] = {&policies[0], &policies[1], &policies[2], &policies[3], &policies[4], nullptr};
 
@@ -868,13 +846,12 @@ starpu_sched_policy* find_policy(const char* name) {
 starpu_sched_policy** all_policies() { return policy_list; }
 
 bool end_batch_now() {
-  Policy* p = active.load();
-  if (!p) return false;
-  STARPU_PTHREAD_MUTEX_LOCK(&p->mutex);
-  // Tasks still running finish into the next batch; their samples merge at its end.
-  const bool ended = p->in_batch;
-  if (ended) end_batch(*p);
-  STARPU_PTHREAD_MUTEX_UNLOCK(&p->mutex);
+  std::lock_guard<Mutex> g(registry_mutex);
+  bool ended = false;
+  for (Policy* p : registry) {
+    ended = ended || p->in_batch;
+    end_batch(*p, true);
+  }
   return ended;
 }
 

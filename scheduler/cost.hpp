@@ -1,0 +1,43 @@
+// The cost model of the five policies (DESIGN §6): what a task is expected to cost on each
+// worker, and the speed sources that make the five policies differ. No StarPU.
+//
+// A task's work is its unit's bytes, or task->flops where the program sets it; a worker's
+// speed for a codelet is work per microsecond. Its expected finish on a worker is
+//   max(queue end, now + transfer) + work / speed
+// (its inputs are prefetched at push and arrive while the queued work runs). Placing each task
+// on the worker of earliest expected finish divides N equal independent units in proportion to
+// speed: D_i = CP_i / sum_j CP_j x D, seed 000 eq. (7).
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+namespace sched {
+
+enum class SpeedSource { Even, Boyer, Fnn, Dtps, FnnDtps };
+const char* to_string(SpeedSource s);
+
+inline double expected_finish(double now, double queue_end, double transfer, double run) {
+  return (queue_end > now + transfer ? queue_end : now + transfer) + run;
+}
+
+// What the speed sources read, per worker of one codelet.
+struct SpeedInputs {
+  std::vector<double> measured;  // work/us measured on each worker (0: not timed yet)
+  std::vector<double> ability;   // the FNN's predicted relative ability CP (empty: no model yet)
+  std::vector<char> gpu;         // in the GPU class
+  double alpha = -1;             // DTPS's CPU-class share (seed 001 §1.3); < 0: none learned yet
+};
+
+// Speeds (work/us) per worker, all > 0 once any worker has been timed:
+//   even      every worker at the mean measured speed (seed 000 Fig. 1: pure division)
+//   boyer     the measured speeds (seed 000 eqs. 1-4); untimed workers at the mean
+//   fnn       the FNN's CP_i, scaled so that the timed workers' total is their measured total
+//             (seed 000 eqs. 9-16); boyer while no model exists
+//   dtps      class totals alpha R and (1 - alpha) R, R the measured total, equal within a
+//             class (seed 001 §1.3); boyer until DTPS has learned alpha
+//   fnn-dtps  the same class totals, split within each class by the FNN's CP_i
+// Nothing timed at all: 1 for every worker.
+std::vector<double> speeds(SpeedSource source, const SpeedInputs& in);
+
+}  // namespace sched

@@ -1,0 +1,70 @@
+// A worker's queue of ready tasks (DESIGN §6), StarPU's dmdas/dmdar craft without StarPU:
+// - sorted by priority, higher first; within a priority, by push order (as
+//   starpu_st_fifo_taskq_push_sorted_task keeps its fifos);
+// - pop takes, among the tasks of the head's priority, the first whose data is already on the
+//   worker's memory node, else the one with the least missing (as
+//   starpu_st_fifo_taskq_pop_first_ready_task does for dmdar and dmdas);
+// - re-balancing takes from the back (the lowest priority, pushed last).
+// Not thread-safe: the policy holds the owning worker's lock (starpu_worker_lock) around
+// every call.
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <iterator>
+
+namespace sched {
+
+struct QueuedTask {
+  void* task = nullptr;
+  int priority = 0;
+  double predicted_us = 0;  // its share of the worker's expected end: transfer left + run time
+  double work = 0;          // bytes of its unit, or its flops (cost.hpp)
+  void* codelet = nullptr;  // the policy's state for its codelet
+};
+
+class TaskQueue {
+ public:
+  std::size_t size() const { return q_.size(); }
+  bool empty() const { return q_.empty(); }
+
+  // After every task of priority >= t.priority: O(1) when priorities are all equal.
+  void push(const QueuedTask& t) {
+    auto it = q_.end();
+    while (it != q_.begin() && std::prev(it)->priority < t.priority) --it;
+    q_.insert(it, t);
+  }
+
+  // `missing(task)` is how much of the task's data is not on the worker's node yet (0: ready).
+  // Scans the head's priority only: a ready task never overtakes a higher-priority one.
+  template <class Missing>
+  bool pop_ready(QueuedTask* out, Missing&& missing) {
+    if (q_.empty()) return false;
+    auto best = q_.begin();
+    if (q_.size() > 1) {
+      double least = missing(best->task);
+      for (auto it = std::next(q_.begin()); least > 0 && it != q_.end() && it->priority == q_.front().priority; ++it)
+        if (const double m = missing(it->task); m < least) least = m, best = it;
+    }
+    *out = *best;
+    q_.erase(best);
+    return true;
+  }
+
+  // The last task that `take` accepts, scanning from the back.
+  template <class Take>
+  bool pop_back_if(QueuedTask* out, Take&& take) {
+    for (auto it = q_.rbegin(); it != q_.rend(); ++it)
+      if (take(*it)) {
+        *out = *it;
+        q_.erase(std::next(it).base());
+        return true;
+      }
+    return false;
+  }
+
+ private:
+  std::deque<QueuedTask> q_;
+};
+
+}  // namespace sched

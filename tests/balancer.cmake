@@ -1,5 +1,0 @@
-if(TARGET fnndtps_sched)
-  add_executable(test_balancer ${CMAKE_CURRENT_LIST_DIR}/test_balancer.cpp)
-  target_link_libraries(test_balancer PRIVATE fnndtps_sched GTest::gtest_main fnndtps_warnings)
-  gtest_discover_tests(test_balancer DISCOVERY_TIMEOUT 60)
-endif()
