@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "scheduler/dtps.hpp"
+#include "codelets/subtask_weights.hpp"
 
 struct starpu_data_filter;
 
@@ -47,7 +47,7 @@ void tile(int m, int n, int k, const T* a, int lda, const T* b, int ldb, T beta,
 // gemm::cuda::tile (device pointers, a cuBLAS handle) is in codelets/cuda/gemm_cuda.hpp.
 
 // ---------------------------------------------------------------------------------------
-// Sub-task weights (seed 001 §1.1; the project's definitions are in scheduler/dtps.hpp).
+// Sub-task weights (seed 001 §1.1; the project's definitions are in codelets/subtask_weights.hpp).
 
 // One tile task C_ij (+)= A_ip B_pj of m x n x k elements of `elem_size` bytes:
 //   eq. (3) IA = sum_i m_i n_i with one kind of operation, m_1 = m n k multiply-adds worth
@@ -58,8 +58,8 @@ void tile(int m, int n, int k, const T* a, int lda, const T* b, int ldb, T beta,
 // Larger tiles are more compute-heavy (w grows like b / 4 bytes for square float tiles), so
 // eq. (6) sends full tiles towards GPUs and thin ragged edge tiles towards CPUs.
 struct TileWeight {
-  sched::SubTaskWeight sub;  // ia (flops), da (bytes)
-  double weight = 0;         // eq. (5)
+  weights::SubTaskWeight sub;  // ia (flops), da (bytes)
+  double weight = 0;           // eq. (5)
 };
 TileWeight tile_weight(int m, int n, int k, std::size_t elem_size, bool reads_c);
 

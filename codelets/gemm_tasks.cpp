@@ -35,14 +35,14 @@ namespace gemm {
 TileWeight tile_weight(int m, int n, int k, std::size_t elem_size, bool reads_c) {
   TileWeight w;
   // Seed 001 eq. (3): one kind of operation, m n k multiply-adds of 2 flops each.
-  w.sub.ia = sched::compute_size({{double(m) * double(n) * double(k), 2.0}});
+  w.sub.ia = weights::compute_size({{double(m) * double(n) * double(k), 2.0}});
   // Seed 001 eq. (4): DA_in = A and B tiles (+ C when accumulating), DA_out = the C tile.
   const double e = double(elem_size);
   const double c_bytes = double(m) * double(n) * e;
   const double in = (double(m) * double(k) + double(k) * double(n)) * e + (reads_c ? c_bytes : 0.0);
-  w.sub.da = sched::communication(in, c_bytes);
+  w.sub.da = weights::communication(in, c_bytes);
   // Seed 001 eq. (5): w = IA / DA.
-  w.weight = sched::ordering_weight(w.sub);
+  w.weight = weights::ordering_weight(w.sub);
   return w;
 }
 

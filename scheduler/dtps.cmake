@@ -1,4 +1,5 @@
-# DTPS controller (seed 001 §1.1-1.4): CPU/GPU class ratio, sub-task weights, per-kind store.
+# DTPS controller (seed 001 §1.3-1.4): CPU/GPU class ratio, per-kind store. The sub-task
+# weights of §1.1-1.2 are codelets/subtask_weights.cmake.
 # Pure logic, no StarPU: the policies link it.
 add_library(sched_dtps STATIC ${CMAKE_CURRENT_LIST_DIR}/dtps.cpp)
 # Users write #include "scheduler/dtps.hpp".

@@ -1,14 +1,11 @@
 // DTPS: dynamic task partitioning and scheduling between the CPU class and the GPU class of
-// workers (seed 001, 001_db3574ac63890b2d.txt, sections 1.1-1.4). Pure logic, no StarPU: the
+// workers (seed 001, 001_db3574ac63890b2d.txt, sections 1.3-1.4). Pure logic, no StarPU: the
 // policies feed it each class's execution time per batch and read back the CPU-class share alpha.
+// The sub-task weights and dispatch of §1.1-1.2 (eqs. (3)-(6)) describe a program's tasks, not
+// the scheduler, and are in codelets/subtask_weights.hpp.
 //
 // Seed 001's equations (1)-(8) are images missing from the text we have. Where this file needs
 // one it states the definition it chose, marked "chosen", next to the code (DESIGN section 6):
-//   eq. (3)  IA = sum_i m_i * n_i                      compute size in standard operations
-//   eq. (4)  DA = DA_in + DA_out                       communication with neighbouring sub-tasks
-//   eq. (5)  w  = IA / DA                              ordering weight (chosen), larger = more
-//                                                      compute per byte moved
-//   eq. (6)  DA > q -> CPU;  IA > p and DA < q -> GPU;  else either   p = P/(2N), q = Q/(2N)
 //   eq. (7)  m  = (T_c - T_g) / max(T_c, T_g)          delay coefficient (chosen), in [-1, 1]
 //   eq. (8)  theta_0 = |m| * (share of the late class) first step of a round (chosen)
 //
@@ -24,63 +21,6 @@
 #include <vector>
 
 namespace sched {
-
-// ---------------------------------------------------------------------------------------------
-// Sub-task weights and dispatch (seed 001 §1.1-1.2)
-
-// One kind of operation inside a sub-task: `count` operations (m_i), each worth
-// `standard_ops` standard operations (n_i).
-struct OperationCount {
-  double count = 0.0;
-  double standard_ops = 1.0;
-};
-
-// Seed 001 §1.1 eq. (3): IA = sum_i m_i * n_i.
-double compute_size(const std::vector<OperationCount>& ops);
-
-// Seed 001 §1.1 eq. (4): DA = DA_in + DA_out.
-double communication(double da_in, double da_out);
-
-// A sub-task's compute size IA and communication DA (seed 001 §1.1 eq. (2)).
-struct SubTaskWeight {
-  double ia = 0.0;
-  double da = 0.0;
-};
-
-// Seed 001 §1.1 eq. (5), chosen: w = IA / DA; DA = 0 gives +inf (pure compute) unless IA = 0
-// too, which gives 0. Larger = more compute-heavy. Negative or NaN inputs count as 0.
-double ordering_weight(const SubTaskWeight& w);
-
-enum class Class { Cpu, Gpu, Either };
-const char* to_string(Class c);
-
-// Thresholds of seed 001 §1.2 eq. (6): p = P/(2N), q = Q/(2N), P and Q the totals of IA and DA
-// over the job's N sub-tasks. Both 0 for an empty job.
-struct DispatchThresholds {
-  double p = 0.0;
-  double q = 0.0;
-};
-DispatchThresholds dispatch_thresholds(const std::vector<SubTaskWeight>& subtasks);
-
-// Seed 001 §1.2 eq. (6): DA > q -> Cpu (communication first, also when IA > p);
-// IA > p and DA < q -> Gpu; otherwise Either.
-Class dispatch(const SubTaskWeight& w, double p, double q);
-
-// Which sub-tasks go to which class for a CPU-class share alpha (seed 001 §1.3 case (1)).
-struct Partition {
-  std::vector<std::size_t> order;  // sub-task indices, GPU end first
-  std::size_t gpu_count = 0;       // order[0, gpu_count) -> GPU class, the rest -> CPU class
-  std::vector<Class> assignment;   // per sub-task (input order): Cpu or Gpu
-  double gpu_ia = 0.0;             // IA given to each class
-  double cpu_ia = 0.0;
-};
-
-// Sorts the sub-tasks (eq. (6) class Gpu, then Either, then Cpu; within a class by eq. (5)
-// weight, larger first; ties by index) and cuts the list once so that the GPU class gets the
-// front, about beta = 1 - alpha of the total IA, and the CPU class the rest. alpha <= 0 gives
-// all to the GPU class, alpha >= 1 all to the CPU class. See dtps.cpp for why the GPU takes the
-// front where seed 001 §1.3 gives the front to the CPU.
-Partition partition(const std::vector<SubTaskWeight>& subtasks, double alpha);
 
 // ---------------------------------------------------------------------------------------------
 // The dynamic ratio controller (seed 001 §1.3)
