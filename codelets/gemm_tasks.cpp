@@ -21,7 +21,6 @@
 #include <type_traits>
 
 #include "codelets/gemm.hpp"
-#include "scheduler/emulation.hpp"
 #ifdef FNNDTPS_HAVE_CUDA
 #include <starpu_cublas_v2.h>
 
@@ -146,12 +145,9 @@ template <typename T>
 void cpu_func(void* buffers[], void* cl_arg) {
   const Args& args = *static_cast<const Args*>(cl_arg);
   const Tile a = tile_of(buffers[0]), b = tile_of(buffers[1]), c = tile_of(buffers[2]);
-  const double t0 = starpu_timing_now();
   cpu::tile<T>(c.rows, c.cols, a.cols, static_cast<const T*>(a.p), a.ld, static_cast<const T*>(b.p), b.ld,
                T(args.beta), static_cast<T*>(c.p), c.ld);
   note(args);
-  // Emulated heterogeneity (DESIGN §8): a slowed worker takes `factor` times as long.
-  emu::stretch(starpu_worker_get_id(), (starpu_timing_now() - t0) * 1e-6);
 }
 
 #ifdef FNNDTPS_HAVE_CUDA

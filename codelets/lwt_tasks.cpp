@@ -11,7 +11,6 @@
 #include <set>
 
 #include "codelets/lifting.hpp"
-#include "scheduler/emulation.hpp"
 #ifdef FNNDTPS_HAVE_CUDA
 #include "codelets/cuda/lifting_cuda.hpp"
 #endif
@@ -207,10 +206,7 @@ void run(void* buffers[], const Args& a, const Backend& be) {
 void cpu_func(void* buffers[], void* cl_arg) {
   const Args& a = *static_cast<const Args*>(cl_arg);
   note_unit(a.unit);
-  const double t0 = starpu_timing_now();
   run(buffers, a, CpuBackend{});
-  // Emulated heterogeneity (DESIGN §8): a slowed worker takes `factor` times as long.
-  emu::stretch(starpu_worker_get_id(), (starpu_timing_now() - t0) * 1e-6);
 }
 
 #ifdef FNNDTPS_HAVE_CUDA
