@@ -8,7 +8,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 export BUILD_DIR=${BUILD_DIR:-$root/build-gpu}
 "$root/scripts/build.sh" -DFNNDTPS_BUILD_CUDA=ON
 source "$root/scripts/env.sh"
-"$root/scripts/build_starpu_examples.sh" "$BUILD_DIR/bin"  # StarPU's own sgemm/dgemm
+# StarPU's own sgemm, dgemm, lu_example_float and tasks_overhead, carried with our binaries
+"$root/scripts/build_starpu_examples.sh" "$BUILD_DIR/bin"
 carry=$root/.carry
 rm -rf "$carry"; mkdir -p "$carry/bin" "$carry/lib"
 for f in "$BUILD_DIR"/bin/* "$BUILD_DIR"/lib/*.so; do
@@ -23,4 +24,12 @@ done
 # The test list and scripts travel with the tree; ctest's files name build paths, so the
 # device runs the binaries directly (scripts/gpu/run.sh).
 echo "$BUILD_DIR" >"$carry/build_dir"  # tests name some files by their build path
+# The commit packed (the device's copy of the tree has no .git): "+dirty" when tracked files
+# differ from it, since the build is of the working tree. run.sh's parts print it.
+commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
+git -C "$root" diff --quiet HEAD -- 2>/dev/null || commit+="+dirty"
+echo "$commit" >"$carry/commit"
+for x in sgemm dgemm lu_example_float tasks_overhead; do
+  [[ -x $carry/bin/$x ]] || { echo "pack: StarPU's $x was not built into $carry/bin" >&2; exit 1; }
+done
 du -sh "$carry"

@@ -3,7 +3,7 @@
 # the CUDA tests, then the benchmarks. Logs go to $OUT (the device tool brings them back).
 #   bash scripts/gpu/run.sh [tests] [kernels] [overhead] [e2e] [e2e256] [gemm] [gemm2048] [example1024]
 #                           [compare-lwt] [compare-gemm] [compare-sgemm] [scaling-lwt] [scaling-gemm] [diag]
-#                           [units] [gpu-path] [recheck]
+#                           [units] [gpu-path] [recheck] [mechanism]
 # (default: tests overhead e2e gemm). Each part takes a few minutes; a device call lasts at most
 # 10, so split them over calls (notes/bench.md).
 set -uo pipefail
@@ -26,7 +26,7 @@ sampling=$(grep -aom1 '/[[:alnum:]/._-]*/share/starpu/perfmodels/sampling' "$roo
 tpc=$(lscpu | awk -F: '/Thread\(s\) per core/{gsub(/ /,"",$2); print $2}')
 export STARPU_NTHREADS_PER_CORE=${STARPU_NTHREADS_PER_CORE:-${tpc:-1}}
 parts=${*:-tests overhead e2e gemm}
-known=" tests kernels overhead e2e e2e256 gemm gemm2048 example1024 compare-lwt compare-gemm compare-sgemm scaling-lwt scaling-gemm diag units gpu-path recheck "
+known=" tests kernels overhead e2e e2e256 gemm gemm2048 example1024 compare-lwt compare-gemm compare-sgemm scaling-lwt scaling-gemm diag units gpu-path recheck mechanism "
 for part in $parts; do
   [[ $known == *" $part "* ]] || { echo "run.sh: unknown part '$part' (known:$known)" >&2; exit 2; }
 done
@@ -36,6 +36,7 @@ status=0
 # stdout; tests share tests.log; each benchmark writes its table and CSV.
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv
 lscpu | grep -E "Model name|^CPU\(s\)|Thread|Core|Socket"
+echo "commit $(cat "$root/.carry/commit" 2>/dev/null || git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 if has tests; then
   for t in "$bin"/test_*; do
     echo "== $(basename "$t")"
@@ -191,5 +192,230 @@ if has recheck; then
   echo "== recheck: sgemm 16384, tile 1024 (our app)"
   bash bench/gemm.sh --gemm "$bin/gemm" --example /nonexistent --size 16384 --tile 1024 --iter 6 \
     --csv "$OUT/recheck_gemm.csv" "dmda:STARPU_SCHED=dmda" "fnn-dtps:STARPU_SCHED=fnn-dtps" "fnn:STARPU_SCHED=fnn"
+fi
+if has mechanism; then
+  # Issue 11's acceptance, every comparison in one call (notes/bench.md, "The mechanism part"):
+  #  lwt-gpu      LWT S^2, 4 levels, 64 units, the GPU alone: our five policies, dmdar, dmdas (ref dmdar)
+  #  lwt-co       the same LWT on CPUs + GPU: fnn-dtps fnn boyer dtps even vs dmdas (ref dmdas)
+  #  gemm-co      our gemm S, tile 1024, CPUs + GPU: fnn-dtps fnn boyer dtps vs dmdas
+  #  sgemm2d      StarPU's sgemm -xy S -z S -nblocks S/1024 (2D: one task per C tile over all of
+  #               z), CPUs + GPU, our policy through STARPU_SCHED_LIB: fnn-dtps vs dmdas
+  #  lu-default   StarPU's lu_example_float at its default size (7680, 8 x 8 tiles of 960 there)
+  #  lu-S         ... at S in tiles of 1024: fnn-dtps vs dmdas
+  #  ovh-*        per-task overhead, 16 CPU workers: our bench_overhead (buffers 0, 1) and
+  #               StarPU's tasks_overhead (-b 0, -b 1) under eager and our five (ref eager)
+  # lwt2d and gemm time their repetitions in one process (--repeat after --warmup; iterations
+  # 1.. after the first): one process per policy, its median. StarPU's programs time one run a
+  # process: MECH_REPS processes per policy, interleaved across policies, after warm-up
+  # processes (dmda* calibrate their history models in STARPU_HOME; ours learn in a
+  # FNNDTPS_MODEL_DIR of their own per section and policy, kept across its processes). Every
+  # process has a timeout, and none starts past MECH_BUDGET_S seconds of the part.
+  # Writes mechanism.log (every command and its whole output), mechanism.csv (one row per
+  # process) and mechanism.txt (medians and ratios to the reference, rewritten after every
+  # section, so a call cut short keeps what it measured).
+  # MECH_ONLY="calibration lu-*" runs only the sections named (patterns); MECH_BUDGET_S (400),
+  # MECH_REPS (3), MECH_LWT_GPU_POLICIES, MECH_LWT_CO_POLICIES, MECH_GEMM_POLICIES change the rest.
+  # Dry run on a CPU machine (sizes, workers and programs overridable):
+  #   MECH_GEMM_SIZE=512 MECH_SGEMM_SIZE=512 MECH_LU_SIZE=512 MECH_TILE=128
+  #   MECH_LU_DEFAULT_ARGS="-size 960 -nblocks 4" MECH_GPU_ENV="STARPU_NCPU=1 STARPU_NCUDA=0"
+  #   MECH_CO_ENV="STARPU_NCPU=2 STARPU_NCUDA=0" MECH_OVH_ENV="STARPU_NCPU=2 STARPU_NCUDA=0"
+  #   MECH_LWT_SIZE=2048 MECH_OVH_TASKS=2000 bash scripts/gpu/run.sh mechanism
+  stamp "mechanism"
+  mech_t0=$SECONDS mech_budget=${MECH_BUDGET_S:-400}
+  mlog=$OUT/mechanism.log mcsv=$OUT/mechanism.csv mtxt=$OUT/mechanism.txt
+  msec=/tmp/mech-sections.tsv mout=/tmp/mech-out.txt mmodels=/tmp/mech-models
+  rm -rf "$mmodels"; mkdir -p "$mmodels"; : >"$mlog"; : >"$msec"; mskip=0
+  echo "section,config,run,value,min,max,unit,cpu,cuda,status,note" >"$mcsv"
+  lib=$root/.carry/lib/libfnndtps.so
+  commit=$(cat "$root/.carry/commit" 2>/dev/null || git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
+  # dmda*'s history models count as calibrated after this many samples per worker and size
+  # (StarPU's default 10): the LU's 16 getrf a run could never calibrate 16 workers otherwise.
+  export STARPU_CALIBRATE_MINIMUM=${MECH_CALIBRATE_MINIMUM:-2}
+  mreps=${MECH_REPS:-3} tile=${MECH_TILE:-1024}
+  lwt_size=${MECH_LWT_SIZE:-16384} lwt_units=${MECH_LWT_UNITS:-64}
+  lwt_repeat=${MECH_LWT_REPEAT:-5} lwt_warmup=${MECH_LWT_WARMUP:-2}
+  gemm_size=${MECH_GEMM_SIZE:-16384} gemm_iter=${MECH_GEMM_ITER:-6}
+  sgemm_size=${MECH_SGEMM_SIZE:-16384} sgemm_iter=${MECH_SGEMM_ITER:-3}
+  lu_size=${MECH_LU_SIZE:-16384} lu_default_args=${MECH_LU_DEFAULT_ARGS:-}
+  ovh_tasks=${MECH_OVH_TASKS:-10000} ovh_reps=${MECH_OVH_REPS:-5}
+  gpu_env=${MECH_GPU_ENV:-STARPU_NCPU=0 STARPU_NCUDA=1}
+  co_env=${MECH_CO_ENV:-}  # StarPU's defaults: 15 CPU workers + 1 CUDA worker on the H200 machine
+  ovh_env=${MECH_OVH_ENV:-STARPU_NCPU=16 STARPU_NCUDA=0}
+  ours="fnn-dtps fnn dtps boyer even"
+  msection() {  # msection NAME REFERENCE DESCRIPTION; 1 when MECH_ONLY leaves it out
+    local w ws
+    if [[ -n ${MECH_ONLY:-} ]]; then
+      read -ra ws <<<"$MECH_ONLY"  # patterns, unexpanded: "lu-* ovh-*"
+      for w in "${ws[@]}"; do [[ $1 == $w ]] && break; w=; done
+      [[ -n $w ]] || return 1
+    fi
+    printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$msec"
+    stamp "mechanism $1: $3"
+  }
+  mrun() {  # mrun TIMEOUT "ENV" CMD...: one process; output in $mout and mechanism.log
+    local t=$1 envs=$2; shift 2
+    local left=$((mech_budget - (SECONDS - mech_t0))) t1=$SECONDS rc
+    mskip=0
+    if ((left < 10)); then
+      mskip=1; echo "skipped: past the part's budget of $mech_budget s" >"$mout"
+      echo "### skipped (past the budget): $envs $*" >>"$mlog"; return 1
+    fi
+    ((t > left)) && t=$left
+    echo "### $(date +%T) $envs $*" >>"$mlog"
+    env $envs timeout -k 5 "$t" "$@" >"$mout" 2>&1; rc=$?
+    cat "$mout" >>"$mlog"
+    echo "# rc=$rc wall=$((SECONDS - t1))s timeout=${t}s" >>"$mlog"
+    return $rc
+  }
+  mrecord() {  # mrecord SECTION CONFIG RUN RC VALUE MIN MAX UNIT CPU CUDA: one CSV row
+    local status=ok note=
+    if ((mskip)); then status=skipped note="past the budget"
+    elif [[ $3 == w* ]]; then status=warmup note="rc $4"
+    elif (($4 == 124 || $4 == 137)); then status=timeout note="killed by timeout"
+    elif (($4 != 0)) || [[ -z $5 ]]; then
+      status=failed note="exit $4: $(grep -v '^\s*$' "$mout" | tail -1 | tr -d ',' | cut -c1-120)"
+    fi
+    [[ $status == ok || $status == warmup ]] || set -- "$1" "$2" "$3" "$4" "" "" "" "$8" "" ""
+    echo "$1,$2,$3,$5,$6,$7,$8,$9,${10},$status,$note" >>"$mcsv"
+    echo "   $1 $2 run $3: ${5:-$status} ${5:+$8} ${note:+($note)}" >&2
+  }
+  rget() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$2"; }
+  mresult() {  # mresult SECTION CONFIG RUN RC TAG MED MIN MAX UNIT: from the last "RESULT TAG" line
+    local line; line=$(grep "^RESULT $5 " "$mout" | tail -1)
+    mrecord "$1" "$2" "$3" "$4" "$(rget "$6" "$line")" "$(rget "$7" "$line")" "$(rget "$8" "$line")" "$9" \
+      "$(rget cpu "$line")$(rget workers "$line")" "$(rget cuda "$line")"
+  }
+  mlwt() {  # mlwt SECTION POLICY ENV
+    mrun 60 "$3 STARPU_SCHED=$2 FNNDTPS_MODEL_DIR=$mmodels/$1-$2" "$bin/lwt2d" demo --size "$lwt_size" \
+      --levels 4 --units "$lwt_units" --repeat "$lwt_repeat" --warmup "$lwt_warmup"
+    mresult "$1" "$2" 1 $? forward median_ms min_ms max_ms ms
+  }
+  mgemm() {  # mgemm SECTION POLICY ENV [ITER]
+    mrun 90 "$3 STARPU_SCHED=$2 FNNDTPS_MODEL_DIR=$mmodels/$1-$2" "$bin/gemm" --size "$gemm_size" --tile "$tile" \
+      --iter "${4:-$gemm_iter}"
+    mresult "$1" "$2" 1 $? gemm median_ms min_ms max_ms ms
+  }
+  mexample() {  # mexample SECTION POLICY RUN KIND ARGS...: one process of StarPU's sgemm or LU example
+    local sec=$1 pol=$2 run=$3 kind=$4; shift 4
+    local envs="$co_env STARPU_SCHED=$pol FNNDTPS_MODEL_DIR=$mmodels/$sec-$pol"
+    [[ " $ours " == *" $pol "* ]] && envs+=" STARPU_SCHED_LIB=$lib"
+    mrun 120 "$envs" "$bin/$kind" "$@"; local rc=$? ms=
+    # ms per product (sgemm: "x y z ms GFlop/s"; LU: "n ms GFlop/s"): the printed ms (to 1 ms) or
+    # the time from the GFlop/s (to 0.1), whichever is the more precise.
+    local pick='function pick(ms, gf, flop) { return (gf > 0 && (ms <= 0 || 0.05 / gf < 0.5 / ms)) ? flop / (gf * 1e6) : ms }'
+    if [[ $kind == sgemm ]]; then
+      ms=$(awk "$pick"' !/^#/ && NF >= 5 && $4 + $5 > 0 {v = pick($4, $5, 2 * $1 * $2 * $3)} END {if (v) printf "%.3f", v}' "$mout")
+    else
+      ms=$(awk "$pick"' h && NF >= 3 && $2 + $3 > 0 {v = pick($2, $3, 2 * $1 * $1 * $1 / 3); h = 0} /^# size/ {h = 1} END {if (v) printf "%.3f", v}' "$mout")
+    fi
+    mrecord "$sec" "$pol" "$run" "$rc" "$ms" "" "" ms "" ""
+  }
+  mexamples() {  # mexamples SECTION KIND ARGS...: MECH_EX_CAL (2) warm-up processes of dmdas, MECH_EX_WARMUP (1) of ours, then MECH_REPS rounds
+    local sec=$1 kind=$2 pol r; shift 2
+    for pol in dmdas fnn-dtps; do
+      for r in $(seq "$([[ $pol == dmda* ]] && echo "${MECH_EX_CAL:-2}" || echo "${MECH_EX_WARMUP:-1}")"); do
+        mexample "$sec" "$pol" "w$r" "$kind" "$@"
+      done
+    done
+    for r in $(seq "$mreps"); do
+      for pol in dmdas fnn-dtps; do mexample "$sec" "$pol" "$r" "$kind" "$@"; done
+    done
+  }
+  msummary() {
+    $PYTHON - "$mcsv" "$msec" "$mtxt" "$commit" "$((SECONDS - mech_t0))" "$mech_budget" \
+      "$STARPU_CALIBRATE_MINIMUM" "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" <<'PY'
+import csv, statistics, sys
+path, secpath, out, commit, elapsed, budget, calmin, gpu = sys.argv[1:9]
+rows = list(csv.DictReader(open(path)))
+secs = [l.rstrip("\n").split("\t") for l in open(secpath) if l.strip()]
+lines = [f"mechanism (issue 11): commit {commit}; {gpu or 'no GPU'}; {elapsed} s of the part (budget {budget} s)",
+         f"STARPU_CALIBRATE_MINIMUM={calmin}; value: ms per run (lwt2d: forward transform, host to host; gemm:"
+         " one product; StarPU's examples: per product from their GFlop/s), us per task for ovh-*",
+         "one-process rows (lwt2d, gemm, bench_overhead): n = 1, median/min/max of the timed repetitions in it;",
+         "  others: median/min/max over n processes. ratio = median / the reference's median (below 1: faster)", ""]
+fmt = "{:<12} {:<10} {:>3} {:>11} {:>11} {:>11} {:>5} {:>6} {:>8}  {}"
+lines.append(fmt.format("section", "config", "n", "median", "min", "max", "unit", "wrk", "ratio", "note"))
+for name, ref, desc in secs:
+    lines.append(f"-- {name}: {desc}; reference {ref}")
+    here = [r for r in rows if r["section"] == name]
+    meds = {}
+    for cfg in dict.fromkeys(r["config"] for r in here):
+        runs = [r for r in here if r["config"] == cfg]
+        ok = [r for r in runs if r["status"] == "ok"]
+        vals = [float(r["value"]) for r in ok]
+        if len(ok) == 1 and ok[0]["min"]:
+            mn, mx = float(ok[0]["min"]), float(ok[0]["max"])
+        else:
+            mn, mx = (min(vals), max(vals)) if vals else (None, None)
+        meds[cfg] = (statistics.median(vals) if vals else None, mn, mx, len(ok), runs)
+    refmed = meds.get(ref, (None,))[0]
+    for cfg, (med, mn, mx, n, runs) in meds.items():
+        bad = [f"{r['status']} {r['note']}".strip() for r in runs if r["status"] not in ("ok", "warmup")]
+        wrk = next((f"{r['cpu']}+{r['cuda']}" if r["cuda"] else r["cpu"] for r in runs if r["cpu"]), "")
+        unit = runs[0]["unit"]
+        num = lambda v: "-" if v is None else f"{v:.3f}" if unit == "us" else f"{v:.2f}"
+        ratio = "-" if med is None or not refmed else f"{med / refmed:.2f}"
+        lines.append(fmt.format(name, cfg + ("*" if cfg == ref else ""), n, num(med), num(mn), num(mx), unit, wrk,
+                                ratio, "; ".join(dict.fromkeys(bad))[:100]))
+text = "\n".join(lines) + "\n"
+open(out, "w").write(text)
+PY
+  }
+  # Calibration: dmdas on CPUs + GPU, the LWT's and the gemm's codelets at the sizes below (and
+  # StarPU's bus calibration on a fresh STARPU_HOME).
+  if msection calibration - "dmdas on CPUs + GPU, lwt2d and gemm, not timed"; then
+    mrun 90 "$co_env STARPU_SCHED=dmdas FNNDTPS_MODEL_DIR=$mmodels/cal" "$bin/lwt2d" demo --size "$lwt_size" --levels 4 \
+      --units "$lwt_units" --repeat 2 --warmup 1
+    mresult calibration lwt2d-dmdas 1 $? forward median_ms min_ms max_ms ms
+    mrun 90 "$co_env STARPU_SCHED=dmdas FNNDTPS_MODEL_DIR=$mmodels/cal" "$bin/gemm" --size "$gemm_size" --tile "$tile" --iter 2
+    mresult calibration gemm-dmdas 1 $? gemm median_ms min_ms max_ms ms
+  fi
+  if msection lwt-gpu dmdar "LWT ${lwt_size}^2, 4 levels, $lwt_units units, the GPU alone ($gpu_env), median of $lwt_repeat after $lwt_warmup in one process"; then
+    for p in ${MECH_LWT_GPU_POLICIES:-$ours dmdar dmdas}; do mlwt lwt-gpu "$p" "$gpu_env"; done
+    msummary
+  fi
+  co_text=${co_env:-StarPU\'s default workers}
+  if msection lwt-co dmdas "the same LWT on CPUs + GPU ($co_text)"; then
+    for p in ${MECH_LWT_CO_POLICIES:-fnn-dtps fnn boyer dtps even dmdas}; do mlwt lwt-co "$p" "$co_env"; done
+    msummary
+  fi
+  if msection gemm-co dmdas "our gemm ${gemm_size}^3 float, tile $tile, CPUs + GPU, median of iterations 1-$((gemm_iter - 1)) (0 calibrates)"; then
+    for p in ${MECH_GEMM_POLICIES:-fnn-dtps fnn boyer dtps dmdas}; do mgemm gemm-co "$p" "$co_env"; done
+    msummary
+  fi
+  if msection sgemm2d dmdas "StarPU's sgemm -xy $sgemm_size -z $sgemm_size -nblocks $((sgemm_size / tile)) -iter $sgemm_iter (2D), CPUs + GPU, ms per product"; then
+    mexamples sgemm2d sgemm -xy "$sgemm_size" -z "$sgemm_size" -nblocks $((sgemm_size / tile)) -iter "$sgemm_iter"
+    msummary
+  fi
+  if msection lu-default dmdas "StarPU's lu_example_float ${lu_default_args:-at its default size}, CPUs + GPU"; then
+    mexamples lu-default lu_example_float $lu_default_args
+    msummary
+  fi
+  if msection lu-$lu_size dmdas "StarPU's lu_example_float -size $lu_size -nblocks $((lu_size / tile)), CPUs + GPU"; then
+    mexamples lu-$lu_size lu_example_float -size "$lu_size" -nblocks $((lu_size / tile))
+    msummary
+  fi
+  for b in 0 1; do
+    msection ovh-bench-b$b eager "our bench_overhead $ovh_tasks tasks x $ovh_reps reps, $b buffer(s) a task, $ovh_env" || continue
+    for p in eager $ours; do
+      mrun 60 "$ovh_env FNNDTPS_SAVE=0 STARPU_SCHED=$p $([[ $p != eager ]] && echo "STARPU_SCHED_LIB=$lib")" \
+        "$bin/bench_overhead" "$ovh_tasks" "$ovh_reps" $b
+      mresult ovh-bench-b$b "$p" 1 $? overhead us_per_task min_us max_us us
+    done
+    msummary
+  done
+  for b in 0 1; do
+    msection ovh-starpu-b$b eager "StarPU's tasks_overhead -i $ovh_tasks -b $b (one chain of tasks), $ovh_env, 'Per task' (submit + execution)" || continue
+    for r in $(seq "$mreps"); do
+      for p in eager $ours; do
+        mrun 60 "$ovh_env FNNDTPS_SAVE=0 STARPU_SCHED=$p $([[ $p != eager ]] && echo "STARPU_SCHED_LIB=$lib")" \
+          "$bin/tasks_overhead" -i "$ovh_tasks" -b $b
+        mrecord ovh-starpu-b$b "$p" "$r" $? "$(sed -n 's/^Per task: \([0-9.]*\) usecs.*/\1/p' "$mout" | tail -1)" "" "" us "" ""
+      done
+    done
+    msummary
+  done
+  stamp "mechanism done ($((SECONDS - mech_t0)) s)"
+  cat "$mtxt"
 fi
 exit $status
