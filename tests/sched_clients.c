@@ -378,6 +378,16 @@ static int run_priorities(void)
 	 * property does not apply to it. */
 	if (strcmp(policy, "eager") == 0)
 		return skip("eager does not order by priority (StarPU's prio does)");
+	/* StarPU caps every task's priority to the global context's range at submit, the range
+	 * read once after the policy's init_sched (workers.c, perf knobs): a policy that sets no
+	 * range (dmda and prio set [INT_MIN, INT_MAX]) makes every priority 0. */
+	if (starpu_sched_get_max_priority() < 1)
+	{
+		fail("the policy's priority range is [%d, %d]: StarPU turns priority 1 into %d at submit "
+		     "(init_sched should set the range, as dmda and prio do)",
+		     starpu_sched_get_min_priority(), starpu_sched_get_max_priority(), starpu_sched_get_max_priority());
+		return 1;
+	}
 	/* Each CPU worker is held by a gate (executed on it directly, not through the policy). */
 	for (int k = 0; k < ncpu; k++)
 	{
