@@ -329,8 +329,8 @@ path, secpath, out, commit, elapsed, budget, calmin, gpu = sys.argv[1:9]
 rows = list(csv.DictReader(open(path)))
 secs = [l.rstrip("\n").split("\t") for l in open(secpath) if l.strip()]
 lines = [f"mechanism (issue 11): commit {commit}; {gpu or 'no GPU'}; {elapsed} s of the part (budget {budget} s)",
-         f"STARPU_CALIBRATE_MINIMUM={calmin}; value: ms per run (lwt2d: forward transform, host to host; gemm:"
-         " one product; StarPU's examples: per product from their GFlop/s), us per task for ovh-*",
+         f"STARPU_CALIBRATE_MINIMUM={calmin}; value: ms (lwt2d: a forward transform, host to host; gemm, sgemm:"
+         " a product; LU: the factorization), us per task for ovh-*",
          "one-process rows (lwt2d, gemm, bench_overhead): n = 1, median/min/max of the timed repetitions in it;",
          "  others: median/min/max over n processes. ratio = median / the reference's median (below 1: faster)", ""]
 fmt = "{:<12} {:<10} {:>3} {:>11} {:>11} {:>11} {:>5} {:>6} {:>8}  {}"
