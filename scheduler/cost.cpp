@@ -58,6 +58,16 @@ std::vector<double> class_split(const std::vector<double>& within, const std::ve
   return s;
 }
 
+// seed 000 eqs. 7-16 on measured scales: measured x CP now / CP while measured for the timed
+// workers, the predicted CP scaled to the timed workers' measured total for the others.
+std::vector<double> fnn_speeds(const SpeedInputs& in) {
+  std::vector<double> s = scaled_to_measured(in.ability, in.measured);
+  for (std::size_t w = 0; w < s.size(); ++w)
+    if (in.measured[w] > 0 && w < in.ability_measured.size() && in.ability_measured[w] > 0)
+      s[w] = in.measured[w] * in.ability[w] / in.ability_measured[w];
+  return s;
+}
+
 }  // namespace
 
 std::vector<double> speeds(SpeedSource source, const SpeedInputs& in) {
@@ -69,12 +79,12 @@ std::vector<double> speeds(SpeedSource source, const SpeedInputs& in) {
     case SpeedSource::Boyer:
       return boyer;
     case SpeedSource::Fnn:
-      return have_fnn ? scaled_to_measured(in.ability, in.measured) : boyer;
+      return have_fnn ? fnn_speeds(in) : boyer;
     case SpeedSource::Dtps:
       return in.alpha >= 0 ? class_split(std::vector<double>(boyer.size(), 1.0), in.gpu, in.alpha, sum(boyer))
                           : boyer;
     case SpeedSource::FnnDtps: {
-      const std::vector<double> within = have_fnn ? scaled_to_measured(in.ability, in.measured) : boyer;
+      const std::vector<double> within = have_fnn ? fnn_speeds(in) : boyer;
       return in.alpha >= 0 ? class_split(within, in.gpu, in.alpha, sum(boyer)) : within;
     }
   }

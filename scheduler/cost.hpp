@@ -24,7 +24,8 @@ inline double expected_finish(double now, double queue_end, double transfer, dou
 // What the speed sources read, per worker of one codelet.
 struct SpeedInputs {
   std::vector<double> measured;  // work/us measured on each worker (0: not timed yet)
-  std::vector<double> ability;   // the FNN's predicted relative ability CP (empty: no model yet)
+  std::vector<double> ability;   // the FNN's predicted relative ability CP now (empty: no model)
+  std::vector<double> ability_measured;  // ... averaged over the states the measurements saw
   std::vector<char> gpu;         // in the GPU class
   double alpha = -1;             // DTPS's CPU-class share (seed 001 §1.3); < 0: none learned yet
 };
@@ -32,8 +33,10 @@ struct SpeedInputs {
 // Speeds (work/us) per worker, all > 0 once any worker has been timed:
 //   even      every worker at the mean measured speed (seed 000 Fig. 1: pure division)
 //   boyer     the measured speeds (seed 000 eqs. 1-4); untimed workers at the mean
-//   fnn       the FNN's CP_i, scaled so that the timed workers' total is their measured total
-//             (seed 000 eqs. 9-16); boyer while no model exists
+//   fnn       a timed worker's measured speed x CP_i now / CP_i while measured: the FNN
+//             (seed 000 eqs. 9-16) predicts how a change of live state changes the speed
+//             before the measurements show it; an untimed worker at CP_i scaled to the timed
+//             workers' measured total; boyer while no model exists
 //   dtps      class totals alpha R and (1 - alpha) R, R the measured total, equal within a
 //             class (seed 001 §1.3); boyer until DTPS has learned alpha
 //   fnn-dtps  the same class totals, split within each class by the FNN's CP_i

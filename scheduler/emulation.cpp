@@ -132,13 +132,6 @@ void stretch(int worker, double seconds) {
   if (f > 1.0 && seconds > 0) std::this_thread::sleep_for(std::chrono::duration<double>((f - 1.0) * seconds));
 }
 
-void emulated_work(int worker, double base_seconds) {
-  State& s = state();
-  const double f = factor(worker);
-  s.tasks.fetch_add(1, std::memory_order_relaxed);
-  std::this_thread::sleep_for(std::chrono::duration<double>(f * base_seconds));
-}
-
 std::string describe() {
   State& s = state();
   std::ostringstream o;

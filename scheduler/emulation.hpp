@@ -1,5 +1,6 @@
-// Emulated heterogeneity for machines without GPUs (DESIGN §8): a per-worker slowdown factor
-// that our own codelets honour by stretching their run time, optionally switched on after a
+// Emulated heterogeneity for machines without GPUs (DESIGN §6, §8): a per-worker slowdown
+// factor that the policies apply after each task of that worker (so it acts on any StarPU
+// program; codelets know nothing of it), optionally switched on after a
 // number of tasks or milliseconds to emulate a fluctuation. Reported as emulation wherever
 // it appears. Configured by
 //   FNNDTPS_SLOWDOWN=worker:factor[,worker:factor...]   e.g. 0:1,1:1,2:2,3:4
@@ -28,8 +29,6 @@ int last_gpu_class_worker();
 // Call at a task's end with the seconds it ran: counts the task and sleeps
 // (factor - 1) x seconds, so the task takes factor times as long.
 void stretch(int worker, double seconds);
-// Sleeps base_seconds x factor: time-based emulated work for oversubscribed test machines.
-void emulated_work(int worker, double base_seconds);
 // "emulated slowdown 0:1,1:1,2:2,3:4 after 10 tasks, emulated GPU class 2,3" or "".
 std::string describe();
 // Re-reads the environment (tests); throws std::invalid_argument on a malformed value.

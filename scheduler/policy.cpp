@@ -77,18 +77,26 @@ constexpr double kStealEveryUs = 50;       // an idle worker looks for work to t
 // What the policy knows of one codelet: per-worker speeds and the FNN that predicts them.
 struct CodeletState {
   explicit CodeletState(std::size_t n)
-      : measured(new std::atomic<double>[n]), speed(new std::atomic<double>[n]), timed(new std::atomic<int>[n]) {
-    for (std::size_t w = 0; w < n; ++w) measured[w] = 0.0, speed[w] = 1.0, timed[w] = 0;
+      : measured(new std::atomic<double>[n]),
+        speed(new std::atomic<double>[n]),
+        timed(new std::atomic<int>[n]),
+        runs(new std::atomic<long>[n]),
+        cp_measured(n, 0.0),
+        runs_seen(n, 0) {
+    for (std::size_t w = 0; w < n; ++w) measured[w] = 0.0, speed[w] = 1.0, timed[w] = 0, runs[w] = 0;
   }
   std::string name;
   std::unique_ptr<std::atomic<double>[]> measured;  // EWMA of work/us per worker, 0 untimed
   std::unique_ptr<std::atomic<double>[]> speed;     // what push uses (cost.hpp)
   std::unique_ptr<std::atomic<int>[]> timed;        // 0 untimed, 1 a first task queued, 2 timed
+  std::unique_ptr<std::atomic<long>[]> runs;        // tasks timed per worker
   std::atomic<bool> stale{true};
   std::atomic<double> speeds_us{-1e300};
   std::atomic<double> alpha{-1};         // DTPS's CPU-class share, < 0 until learned
   std::atomic<double> batch_work{0};     // done in this batch
   Mutex mutex;                           // the rest
+  std::vector<double> cp_measured;       // per worker: CP averaged as `measured` is (cost.hpp)
+  std::vector<long> runs_seen;           // `runs` at the last refresh
   std::vector<std::deque<std::pair<fnn::Features, double>>> recent;  // per worker: features, D/T
   std::size_t new_samples = 0;
   double max_rate = 0;
@@ -146,6 +154,7 @@ struct WorkerSlot {
   bool gpu = false;  // in the GPU class: a CUDA worker, or one FNNDTPS_EMULATED_GPUS names
   unsigned node = 0;
   std::atomic<bool> member{false};  // in this context
+  bool ever_member = false;          // for the summary
   // Under the worker's lock.
   TaskQueue queue;
   std::atomic<int> nqueued{0};
@@ -172,6 +181,12 @@ struct Policy {
   bool rebalance = false;
   std::vector<WorkerSlot> workers;  // by StarPU worker id; `member` says which are ours
   CodeletTable codelets;
+  // Cold start: a codelet's tasks wait here, taken by whichever worker is idle first, until
+  // every worker that can run it has timed one (seed 000 §3.2); speeds from nothing would
+  // give a slow core as much as a GPU.
+  Mutex cold_mutex;
+  TaskQueue cold;
+  std::atomic<int> ncold{0};
   std::unique_ptr<Probe> probe;
   Mutex probe_mutex;  // peak overrides of emulated slowdowns
   // Batches (DESIGN §6): tasks pushed and not ended, and when that count last fell to 0.
@@ -225,6 +240,8 @@ CodeletState& codelet_state(Policy& p, starpu_task* task) {
     try {
       c.model = std::make_unique<fnn::Model>(fnn::load_model(model_path(p, c.name)));
       c.trained = true;
+      std::lock_guard<Mutex> lg(p.batch_mutex);
+      p.log.push_back("model " + c.name + ": loaded from " + model_path(p, c.name));
     } catch (const std::exception& e) {
       if (std::FILE* f = std::fopen(model_path(p, c.name).c_str(), "r")) {  // corrupt, not absent
         std::fclose(f);
@@ -279,8 +296,17 @@ void refresh_speeds(Policy& p, CodeletState& c, double now) {
   for (std::size_t w = 0; w < n; ++w) in.measured[w] = get(c.measured[w]), in.gpu[w] = p.workers[w].gpu;
   if (c.model && c.trained) {  // seed 000 eq. 7: CP_i predicted from the live features
     in.ability.resize(n);
-    for (std::size_t w = 0; w < n; ++w)
-      in.ability[w] = p.workers[w].member ? ability_from_cp(c.model->predict(live_features(p, w))) : 0;
+    for (std::size_t w = 0; w < n; ++w) {
+      if (!p.workers[w].member) continue;
+      const double cp = ability_from_cp(c.model->predict(live_features(p, w)));
+      in.ability[w] = cp;
+      // CP averaged over the tasks since, with the weights `measured` gave their timings.
+      const long runs = c.runs[w].load(std::memory_order_relaxed), fresh = runs - c.runs_seen[w];
+      c.runs_seen[w] = runs;
+      const double keep = c.cp_measured[w] > 0 ? std::pow(1 - kEwma, double(fresh)) : 0;
+      if (fresh > 0 || c.cp_measured[w] <= 0) c.cp_measured[w] = keep * c.cp_measured[w] + (1 - keep) * cp;
+    }
+    in.ability_measured = c.cp_measured;
   }
   in.alpha = get(c.alpha);
   const std::vector<double> s = speeds(p.source, in);
@@ -492,7 +518,7 @@ void set_classes(Policy& p) {
 
 void add_workers(unsigned ctx, int* ids, unsigned n) {
   Policy* p = policy_of(ctx);
-  for (unsigned i = 0; i < n; ++i) p->workers[std::size_t(ids[i])].member = true;
+  for (unsigned i = 0; i < n; ++i) p->workers[std::size_t(ids[i])].member = p->workers[std::size_t(ids[i])].ever_member = true;
   set_classes(*p);
 }
 
@@ -525,7 +551,7 @@ void print_summary(Policy& p) {
                to_string(p.source), p.batches, p.moved.load(), emu::configured() ? ", " : "", emu::describe().c_str());
   std::fprintf(stderr, "  %-24s %8s %12s %14s\n", "worker", "tasks", "busy ms", "work");
   for (WorkerSlot& s : p.workers) {
-    if (!s.member) continue;
+    if (!s.ever_member) continue;
     char name[64];
     starpu_worker_get_name(s.id, name, sizeof name);
     std::fprintf(stderr, "  %-24s %8lu %12.2f %14.4g\n", name, s.tasks, s.busy_us / 1e3, s.work);
@@ -533,7 +559,7 @@ void print_summary(Policy& p) {
   for (const auto& c : p.codelets.owned) {
     std::fprintf(stderr, "  speeds %s (work/us):", c->name.c_str());
     for (WorkerSlot& s : p.workers)
-      if (s.member) std::fprintf(stderr, " %.4g", get(c->speed[std::size_t(s.id)]));
+      if (s.ever_member) std::fprintf(stderr, " %.4g", get(c->speed[std::size_t(s.id)]));
     std::fprintf(stderr, "\n");
   }
   for (const std::string& line : p.log) std::fprintf(stderr, "  %s\n", line.c_str());
@@ -597,6 +623,60 @@ void enqueue(Policy& p, starpu_task* task, CodeletState& c, unsigned ctx, int w,
   if (STARPU_TASK_GET_NBUFFERS(task) > 0 && starpu_get_prefetch_flag()) starpu_prefetch_task_input_for(task, w);
 }
 
+// The cold queue counts the task for every worker of the context (StarPU picks the context a
+// worker pops from by these counts).
+void count_cold(unsigned ctx, bool add) {
+  starpu_worker_collection* workers = starpu_sched_ctx_get_worker_collection(ctx);
+  starpu_sched_ctx_iterator it;
+  workers->init_iterator(workers, &it);
+  while (workers->has_next(workers, &it)) {
+    const int w = int(workers->get_next(workers, &it));
+    if (add) starpu_sched_ctx_list_task_counters_increment(ctx, w);
+    else starpu_sched_ctx_list_task_counters_decrement(ctx, w);
+  }
+}
+
+void enqueue_cold(Policy& p, starpu_task* task, CodeletState& c, unsigned ctx, double work) {
+  task->sched_data = &c;
+  {
+    std::lock_guard<Mutex> g(p.cold_mutex);
+    p.cold.push(QueuedTask{task, task->priority, 0, work, &c});
+    p.ncold.store(int(p.cold.size()), std::memory_order_relaxed);
+    starpu_push_task_end(task);
+  }
+  count_cold(ctx, true);
+#if !defined(STARPU_NON_BLOCKING_DRIVERS) || defined(STARPU_SIMGRID)
+  starpu_worker_collection* workers = starpu_sched_ctx_get_worker_collection(ctx);  // eager's wake
+  starpu_sched_ctx_iterator it;
+  workers->init_iterator_for_parallel_tasks(workers, &it, task);
+  while (workers->has_next(workers, &it)) {
+    const int w = int(workers->get_next(workers, &it));
+    if (starpu_worker_can_execute_task_first_impl(unsigned(w), task, nullptr) && starpu_wake_worker_relax_light(w)) break;
+  }
+#endif
+}
+
+// The first cold task worker `w` can run, in priority order.
+starpu_task* take_cold(Policy& p, unsigned ctx, int w, double now) {
+  QueuedTask q;
+  bool took;
+  {
+    starpu_worker_relax_on();
+    std::lock_guard<Mutex> g(p.cold_mutex);
+    starpu_worker_relax_off();
+    took = p.cold.pop_front_if(&q, [&](const QueuedTask& t) {
+      return starpu_worker_can_execute_task_first_impl(unsigned(w), static_cast<starpu_task*>(t.task), nullptr);
+    });
+    p.ncold.store(int(p.cold.size()), std::memory_order_relaxed);
+  }
+  if (!took) return nullptr;
+  count_cold(ctx, false);
+  WorkerSlot& s = p.workers[std::size_t(w)];
+  const auto& c = *static_cast<CodeletState*>(q.codelet);
+  s.pipe_end = std::max(now, get(s.pipe_end)) + q.work / c.speed[w].load(std::memory_order_relaxed);
+  return static_cast<starpu_task*>(q.task);
+}
+
 int push(starpu_task* task) {
   const unsigned ctx = task->sched_ctx;
   Policy* p = policy_of(ctx);
@@ -612,6 +692,7 @@ int push(starpu_task* task) {
     std::array<double, STARPU_MAXNODES> transfer;
     transfer.fill(-1);
     int best = -1, first_run = -1;
+    bool untimed = false;
     double best_end = 0, best_predicted = 0;
     starpu_worker_collection* workers = starpu_sched_ctx_get_worker_collection(ctx);
     starpu_sched_ctx_iterator it;
@@ -624,9 +705,10 @@ int push(starpu_task* task) {
       // A worker that has not run the codelet yet runs it first, to be measured (seed 000
       // §3.2: each worker times a first unit; dmda calibrates the same way). `even` needs no
       // measurement.
-      if (p->source != SpeedSource::Even && first_run < 0 && c.timed[w].load(std::memory_order_relaxed) == 0) {
-        int untimed = 0;
-        if (c.timed[w].compare_exchange_strong(untimed, 1)) first_run = w;
+      if (p->source != SpeedSource::Even && c.timed[w].load(std::memory_order_relaxed) != 2) {
+        untimed = true;
+        int never = 0;
+        if (first_run < 0 && c.timed[w].compare_exchange_strong(never, 1)) first_run = w;
       }
       double& tr = transfer[s.node];
       if (tr < 0) tr = data ? std::max(0.0, starpu_task_expected_data_transfer_time_for(task, unsigned(w))) : 0.0;
@@ -644,6 +726,10 @@ int push(starpu_task* task) {
     if (best < 0) {
       p->pending.fetch_sub(1);
       return -ENODEV;  // nobody in this context can run it: StarPU reports the task
+    }
+    if (untimed && first_run < 0) {
+      enqueue_cold(*p, task, c, ctx, work);
+      return 0;
     }
     enqueue(*p, task, c, ctx, best, best_predicted, work);
   } catch (const std::exception& e) {
@@ -673,8 +759,10 @@ starpu_task* take_from_busiest(Policy& p, unsigned ctx, int w, double now) {
   QueuedTask q;
   const bool took = v.member && v.queue.pop_back_if(&q, [&](const QueuedTask& t) {
     auto* task = static_cast<starpu_task*>(t.task);
-    if (!starpu_worker_can_execute_task_first_impl(unsigned(w), task, nullptr)) return false;
     const auto& c = *static_cast<CodeletState*>(t.codelet);
+    // A first run stays where it is to be measured.
+    if (c.timed[victim].load(std::memory_order_relaxed) != 2) return false;
+    if (!starpu_worker_can_execute_task_first_impl(unsigned(w), task, nullptr)) return false;
     const double tr = STARPU_TASK_GET_NBUFFERS(task) ? starpu_task_expected_data_transfer_time_for(task, unsigned(w)) : 0;
     here = std::max(0.0, tr) + t.work / c.speed[w].load(std::memory_order_relaxed);
     return p.cfg.threshold * here < there_end - now;
@@ -699,7 +787,9 @@ starpu_task* pop(unsigned ctx) {
   try {
     const double now = now_us();
     if (s.nqueued.load(std::memory_order_relaxed) == 0) {
-      starpu_task* task = p->rebalance && s.member ? take_from_busiest(*p, ctx, w, now) : nullptr;
+      starpu_task* task = nullptr;
+      if (s.member && p->ncold.load(std::memory_order_relaxed) > 0) task = take_cold(*p, ctx, w, now);
+      if (!task && s.member && p->rebalance) task = take_from_busiest(*p, ctx, w, now);
       if (task) return task;
       // A CPU worker pops only when it runs nothing: what it started and never saw end were
       // StarPU's internal tasks (no post_exec). With nothing submitted, no worker runs anything.
@@ -778,6 +868,7 @@ void post_exec(starpu_task* task, unsigned ctx) {
     const double rate = r.work / dt;  // seed 000 eq. 5: D / T
     const double old = get(c.measured[w]);
     c.measured[w].store(old > 0 ? (1 - kEwma) * old + kEwma * rate : rate, std::memory_order_relaxed);
+    c.runs[w].fetch_add(1, std::memory_order_relaxed);
     if (c.timed[w].exchange(2) != 2) c.stale = true;  // a first measurement changes the speeds
     if (c.model) s.pending.push_back(PendingSample{&c, r.features, rate});
     ++s.tasks;

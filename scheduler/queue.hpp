@@ -51,6 +51,18 @@ class TaskQueue {
     return true;
   }
 
+  // The first task that `take` accepts.
+  template <class Take>
+  bool pop_front_if(QueuedTask* out, Take&& take) {
+    for (auto it = q_.begin(); it != q_.end(); ++it)
+      if (take(*it)) {
+        *out = *it;
+        q_.erase(it);
+        return true;
+      }
+    return false;
+  }
+
   // The last task that `take` accepts, scanning from the back.
   template <class Take>
   bool pop_back_if(QueuedTask* out, Take&& take) {

@@ -121,7 +121,22 @@ TEST(Speeds, FnnScalesPredictedAbilityToTheMeasuredTotal) {
   const auto s = sched::speeds(SpeedSource::Fnn, in);
   EXPECT_NEAR(s[0] + s[1] + s[3], 32, 1e-12);  // the timed workers keep their measured total
   EXPECT_NEAR(s[3] / s[0], 20, 1e-12);         // in the predicted ratio
-  EXPECT_NEAR(s[2], s[0], 1e-12);
+  EXPECT_NEAR(s[2], s[0], 1e-12);              // the untimed one at its predicted ability
+}
+
+TEST(Speeds, FnnMovesAMeasuredSpeedByThePredictedChange) {
+  sched::SpeedInputs in = inputs();
+  in.ability = {0.1, 0.05, 0.1, 1.0};           // worker 1's state changed: half its ability
+  in.ability_measured = {0.1, 0.1, 0, 1.0};
+  const auto s = sched::speeds(SpeedSource::Fnn, in);
+  EXPECT_DOUBLE_EQ(s[0], 1);
+  EXPECT_DOUBLE_EQ(s[1], 0.5);
+  EXPECT_DOUBLE_EQ(s[3], 30);
+  // A model that calls every worker alike changes nothing the measurements say.
+  in.ability = in.ability_measured = {0.9, 0.9, 0.9, 0.9};
+  const auto same = sched::speeds(SpeedSource::Fnn, in);
+  EXPECT_DOUBLE_EQ(same[0], 1);
+  EXPECT_DOUBLE_EQ(same[3], 30);
 }
 
 TEST(Speeds, DtpsSplitsTheMeasuredTotalByAlphaEqualWithinAClass) {
