@@ -28,6 +28,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <climits>
 #include <cstdlib>
 #include <deque>
 #include <filesystem>
@@ -498,6 +499,9 @@ void init(unsigned ctx, SpeedSource source) {
       }
     }
     starpu_sched_ctx_set_policy_data(ctx, p);
+    // The queues sort by priority: the application may use any integer (as dmdas).
+    if (!starpu_sched_ctx_min_priority_is_set(ctx)) starpu_sched_ctx_set_min_priority(ctx, INT_MIN);
+    if (!starpu_sched_ctx_max_priority_is_set(ctx)) starpu_sched_ctx_set_max_priority(ctx, INT_MAX);
     std::lock_guard<Mutex> g(registry_mutex);
     registry.push_back(p);
   } catch (const std::invalid_argument& e) {  // a bad FNNDTPS_ setting
@@ -656,8 +660,8 @@ void enqueue_cold(Policy& p, starpu_task* task, CodeletState& c, unsigned ctx, d
 #endif
 }
 
-// The first cold task worker `w` can run, in priority order.
-starpu_task* take_cold(Policy& p, unsigned ctx, int w, double now) {
+// The first cold task worker `w` can run, in priority order, of a priority above `above`.
+starpu_task* take_cold(Policy& p, unsigned ctx, int w, double now, long above) {
   QueuedTask q;
   bool took;
   {
@@ -665,7 +669,8 @@ starpu_task* take_cold(Policy& p, unsigned ctx, int w, double now) {
     std::lock_guard<Mutex> g(p.cold_mutex);
     starpu_worker_relax_off();
     took = p.cold.pop_front_if(&q, [&](const QueuedTask& t) {
-      return starpu_worker_can_execute_task_first_impl(unsigned(w), static_cast<starpu_task*>(t.task), nullptr);
+      return t.priority > above &&
+             starpu_worker_can_execute_task_first_impl(unsigned(w), static_cast<starpu_task*>(t.task), nullptr);
     });
     p.ncold.store(int(p.cold.size()), std::memory_order_relaxed);
   }
@@ -786,10 +791,13 @@ starpu_task* pop(unsigned ctx) {
   WorkerSlot& s = p->workers[std::size_t(w)];
   try {
     const double now = now_us();
+    // Cold tasks of a higher priority than this worker's own go first.
+    if (s.member && p->ncold.load(std::memory_order_relaxed) > 0)
+      if (starpu_task* task = take_cold(*p, ctx, w, now, s.queue.empty() ? LONG_MIN : long(s.queue.front_priority())))
+        return task;
     if (s.nqueued.load(std::memory_order_relaxed) == 0) {
       starpu_task* task = nullptr;
-      if (s.member && p->ncold.load(std::memory_order_relaxed) > 0) task = take_cold(*p, ctx, w, now);
-      if (!task && s.member && p->rebalance) task = take_from_busiest(*p, ctx, w, now);
+      if (s.member && p->rebalance) task = take_from_busiest(*p, ctx, w, now);
       if (task) return task;
       // A CPU worker pops only when it runs nothing: what it started and never saw end were
       // StarPU's internal tasks (no post_exec). With nothing submitted, no worker runs anything.

@@ -27,6 +27,7 @@ class TaskQueue {
  public:
   std::size_t size() const { return q_.size(); }
   bool empty() const { return q_.empty(); }
+  int front_priority() const { return q_.front().priority; }
 
   // After every task of priority >= t.priority: O(1) when priorities are all equal.
   void push(const QueuedTask& t) {
