@@ -15,3 +15,6 @@ target_link_libraries(fnndtps_sched PUBLIC PkgConfig::STARPU fnn sched_probe sch
 
 add_library(fnndtps SHARED ${CMAKE_CURRENT_LIST_DIR}/plugin.cpp)
 target_link_libraries(fnndtps PRIVATE fnndtps_sched fnndtps_warnings)
+# StarPU closes and re-opens STARPU_SCHED_LIB at every policy lookup by name (one per context):
+# the policies' code and data must stay mapped while a context still uses them.
+target_link_options(fnndtps PRIVATE -Wl,-z,nodelete)

@@ -92,6 +92,7 @@ struct CodeletState {
   std::unique_ptr<std::atomic<int>[]> timed;        // 0 untimed, 1 a first task queued, 2 timed
   std::unique_ptr<std::atomic<long>[]> runs;        // tasks timed per worker
   std::atomic<bool> stale{true};
+  std::atomic<bool> all_timed{false};    // no member left untimed (a hint: re-checked when false)
   std::atomic<double> speeds_us{-1e300};
   std::atomic<double> alpha{-1};         // DTPS's CPU-class share, < 0 until learned
   std::atomic<double> batch_work{0};     // done in this batch
@@ -627,20 +628,7 @@ void enqueue(Policy& p, starpu_task* task, CodeletState& c, unsigned ctx, int w,
   if (STARPU_TASK_GET_NBUFFERS(task) > 0 && starpu_get_prefetch_flag()) starpu_prefetch_task_input_for(task, w);
 }
 
-// The cold queue counts the task for every worker of the context (StarPU picks the context a
-// worker pops from by these counts).
-void count_cold(unsigned ctx, bool add) {
-  starpu_worker_collection* workers = starpu_sched_ctx_get_worker_collection(ctx);
-  starpu_sched_ctx_iterator it;
-  workers->init_iterator(workers, &it);
-  while (workers->has_next(workers, &it)) {
-    const int w = int(workers->get_next(workers, &it));
-    if (add) starpu_sched_ctx_list_task_counters_increment(ctx, w);
-    else starpu_sched_ctx_list_task_counters_decrement(ctx, w);
-  }
-}
-
-void enqueue_cold(Policy& p, starpu_task* task, CodeletState& c, unsigned ctx, double work) {
+void enqueue_cold(Policy& p, starpu_task* task, CodeletState& c, [[maybe_unused]] unsigned ctx, double work) {
   task->sched_data = &c;
   {
     std::lock_guard<Mutex> g(p.cold_mutex);
@@ -648,7 +636,8 @@ void enqueue_cold(Policy& p, starpu_task* task, CodeletState& c, unsigned ctx, d
     p.ncold.store(int(p.cold.size()), std::memory_order_relaxed);
     starpu_push_task_end(task);
   }
-  count_cold(ctx, true);
+  // Not in StarPU's per-worker task counters: only their owner may decrement them, and a
+  // worker whose counter says nothing still pops this context in turn.
 #if !defined(STARPU_NON_BLOCKING_DRIVERS) || defined(STARPU_SIMGRID)
   starpu_worker_collection* workers = starpu_sched_ctx_get_worker_collection(ctx);  // eager's wake
   starpu_sched_ctx_iterator it;
@@ -661,7 +650,7 @@ void enqueue_cold(Policy& p, starpu_task* task, CodeletState& c, unsigned ctx, d
 }
 
 // The first cold task worker `w` can run, in priority order, of a priority above `above`.
-starpu_task* take_cold(Policy& p, unsigned ctx, int w, double now, long above) {
+starpu_task* take_cold(Policy& p, int w, double now, long above) {
   QueuedTask q;
   bool took;
   {
@@ -675,11 +664,34 @@ starpu_task* take_cold(Policy& p, unsigned ctx, int w, double now, long above) {
     p.ncold.store(int(p.cold.size()), std::memory_order_relaxed);
   }
   if (!took) return nullptr;
-  count_cold(ctx, false);
   WorkerSlot& s = p.workers[std::size_t(w)];
   const auto& c = *static_cast<CodeletState*>(q.codelet);
   s.pipe_end = std::max(now, get(s.pipe_end)) + q.work / c.speed[w].load(std::memory_order_relaxed);
   return static_cast<starpu_task*>(q.task);
+}
+
+// Workers the codelet was never timed on take their speed from StarPU's performance model of
+// it where one is calibrated (the D/T of earlier runs, seed 000 eqs. 1-4), so that a first
+// run is needed only for codelets without history: one CPU core's first tile of a large
+// GEMM can outlast the GPU's whole product.
+void seed_from_models(Policy& p, CodeletState& c, starpu_task* task, unsigned ctx, double work) {
+  if (!task->cl->model || c.all_timed.load(std::memory_order_relaxed)) return;
+  bool all = true;
+  for (WorkerSlot& s : p.workers) {
+    const int w = s.id;
+    if (!s.member || c.timed[w].load(std::memory_order_relaxed) == 2) continue;
+    double len = NAN;
+    if (task->cl->model && starpu_worker_can_execute_task_first_impl(unsigned(w), task, nullptr))
+      len = starpu_task_worker_expected_length(task, unsigned(w), ctx, 0);
+    int never = 0;
+    if (std::isfinite(len) && len > 0 && c.timed[w].compare_exchange_strong(never, 2)) {
+      c.measured[w].store(work / len, std::memory_order_relaxed);
+      c.stale = true;
+    } else {
+      all = false;
+    }
+  }
+  if (all) c.all_timed = true;
 }
 
 int push(starpu_task* task) {
@@ -690,8 +702,9 @@ int push(starpu_task* task) {
     p->pending.fetch_add(1);
     note_push(*p, now);
     CodeletState& c = codelet_state(*p, task);
-    refresh_speeds(*p, c, now);
     const double work = task_work(task);
+    if (p->source != SpeedSource::Even) seed_from_models(*p, c, task, ctx, work);
+    refresh_speeds(*p, c, now);
     const bool data = STARPU_TASK_GET_NBUFFERS(task) > 0;
     // The transfer time depends on the memory node only: compute it once per node.
     std::array<double, STARPU_MAXNODES> transfer;
@@ -793,7 +806,7 @@ starpu_task* pop(unsigned ctx) {
     const double now = now_us();
     // Cold tasks of a higher priority than this worker's own go first.
     if (s.member && p->ncold.load(std::memory_order_relaxed) > 0)
-      if (starpu_task* task = take_cold(*p, ctx, w, now, s.queue.empty() ? LONG_MIN : long(s.queue.front_priority())))
+      if (starpu_task* task = take_cold(*p, w, now, s.queue.empty() ? LONG_MIN : long(s.queue.front_priority())))
         return task;
     if (s.nqueued.load(std::memory_order_relaxed) == 0) {
       starpu_task* task = nullptr;
