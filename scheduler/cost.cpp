@@ -1,5 +1,7 @@
 #include "scheduler/cost.hpp"
 
+#include <algorithm>
+
 namespace sched {
 
 const char* to_string(SpeedSource s) {
@@ -64,7 +66,7 @@ std::vector<double> fnn_speeds(const SpeedInputs& in) {
   std::vector<double> s = scaled_to_measured(in.ability, in.measured);
   for (std::size_t w = 0; w < s.size(); ++w)
     if (in.measured[w] > 0 && w < in.ability_measured.size() && in.ability_measured[w] > 0)
-      s[w] = in.measured[w] * in.ability[w] / in.ability_measured[w];
+      s[w] = in.measured[w] * std::clamp(in.ability[w] / in.ability_measured[w], 1 / kMaxFnnChange, kMaxFnnChange);
   return s;
 }
 

@@ -35,12 +35,15 @@ struct SpeedInputs {
 //   boyer     the measured speeds (seed 000 eqs. 1-4); untimed workers at the mean
 //   fnn       a timed worker's measured speed x CP_i now / CP_i while measured: the FNN
 //             (seed 000 eqs. 9-16) predicts how a change of live state changes the speed
-//             before the measurements show it; an untimed worker at CP_i scaled to the timed
+//             before the measurements show it, by at most kMaxFnnChange either way (a
+//             co-running kernel halves a GPU; one noisy prediction must not make a CPU core
+//             look like a GPU); an untimed worker at CP_i scaled to the timed
 //             workers' measured total; boyer while no model exists
 //   dtps      class totals alpha R and (1 - alpha) R, R the measured total, equal within a
 //             class (seed 001 §1.3); boyer until DTPS has learned alpha
 //   fnn-dtps  the same class totals, split within each class by the FNN's CP_i
 // Nothing timed at all: 1 for every worker.
+constexpr double kMaxFnnChange = 2;
 std::vector<double> speeds(SpeedSource source, const SpeedInputs& in);
 
 }  // namespace sched

@@ -756,17 +756,20 @@ int push(starpu_task* task) {
   return 0;
 }
 
-// seed 000 eq. 8 and steps 1-7 of §3.2: idle worker `w` takes a queued task from the worker
-// with the largest remaining time T_i^r when it would end it sooner here, transfer included
-// (threshold x its time here below the time the task waits there).
+// seed 000 eq. 8 and steps 1-7 of §3.2: idle worker `w` takes a queued task from the late
+// worker with the largest remaining time T_i^r when it would end it sooner here, transfer
+// included (threshold x its time here below the time the task waits there).
 starpu_task* take_from_busiest(Policy& p, unsigned ctx, int w, double now) {
   WorkerSlot& me = p.workers[std::size_t(w)];
   if (now - me.steal_us < kStealEveryUs) return nullptr;
   me.steal_us = now;
   int victim = -1;
   double most = 0;
+  // Only a worker behind its own schedule (the tasks it took were expected to end by now): the
+  // placement already balanced the expected finishes, and a move on time costs a transfer and
+  // draws the unit's later tasks after it.
   for (WorkerSlot& s : p.workers)
-    if (s.member && s.id != w && s.nqueued.load(std::memory_order_relaxed) > 0) {
+    if (s.member && s.id != w && s.nqueued.load(std::memory_order_relaxed) > 0 && get(s.pipe_end) < now) {
       const double left = std::max(now, get(s.pipe_end)) + get(s.exp_len) - now;
       if (left > most) most = left, victim = s.id;
     }
@@ -782,7 +785,11 @@ starpu_task* take_from_busiest(Policy& p, unsigned ctx, int w, double now) {
     if (c.timed[victim].load(std::memory_order_relaxed) != 2) return false;
     if (!starpu_worker_can_execute_task_first_impl(unsigned(w), task, nullptr)) return false;
     const double tr = STARPU_TASK_GET_NBUFFERS(task) ? starpu_task_expected_data_transfer_time_for(task, unsigned(w)) : 0;
-    here = std::max(0.0, tr) + t.work / c.speed[w].load(std::memory_order_relaxed);
+    // The slower of the policy's speed and the measured one: a move is taken back only by the
+    // next idle moment, and a core's GEMM tile can outlast the GPU's whole queue.
+    const double measured = c.measured[w].load(std::memory_order_relaxed);
+    const double speed = c.speed[w].load(std::memory_order_relaxed);
+    here = std::max(0.0, tr) + t.work / (measured > 0 ? std::min(speed, measured) : speed);
     return p.cfg.threshold * here < there_end - now;
   });
   if (took) {

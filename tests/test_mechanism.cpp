@@ -132,6 +132,11 @@ TEST(Speeds, FnnMovesAMeasuredSpeedByThePredictedChange) {
   EXPECT_DOUBLE_EQ(s[0], 1);
   EXPECT_DOUBLE_EQ(s[1], 0.5);
   EXPECT_DOUBLE_EQ(s[3], 30);
+  // A prediction moves a measured speed by at most kMaxFnnChange.
+  in.ability = {1.0, 0.001, 0.1, 1.0};
+  const auto bounded = sched::speeds(SpeedSource::Fnn, in);
+  EXPECT_DOUBLE_EQ(bounded[0], 1 * sched::kMaxFnnChange);
+  EXPECT_DOUBLE_EQ(bounded[1], 1 / sched::kMaxFnnChange);
   // A model that calls every worker alike changes nothing the measurements say.
   in.ability = in.ability_measured = {0.9, 0.9, 0.9, 0.9};
   const auto same = sched::speeds(SpeedSource::Fnn, in);
