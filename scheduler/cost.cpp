@@ -47,11 +47,12 @@ double sum(const std::vector<double>& v) {
 }
 
 // Class totals alpha R (CPU) and (1 - alpha) R (GPU), split within a class by `within`.
+// One class only: nothing to split, `alone` stands.
 std::vector<double> class_split(const std::vector<double>& within, const std::vector<char>& gpu, double alpha,
-                                double total) {
+                                double total, const std::vector<double>& alone) {
   double cls[2] = {0, 0};
   for (std::size_t w = 0; w < within.size(); ++w) cls[gpu[w] ? 1 : 0] += within[w];
-  if (cls[0] <= 0 || cls[1] <= 0) return within;  // one class only: nothing to split
+  if (cls[0] <= 0 || cls[1] <= 0) return alone;
   std::vector<double> s(within.size());
   for (std::size_t w = 0; w < s.size(); ++w) {
     const int k = gpu[w] ? 1 : 0;
@@ -83,11 +84,11 @@ std::vector<double> speeds(SpeedSource source, const SpeedInputs& in) {
     case SpeedSource::Fnn:
       return have_fnn ? fnn_speeds(in) : boyer;
     case SpeedSource::Dtps:
-      return in.alpha >= 0 ? class_split(std::vector<double>(boyer.size(), 1.0), in.gpu, in.alpha, sum(boyer))
+      return in.alpha >= 0 ? class_split(std::vector<double>(boyer.size(), 1.0), in.gpu, in.alpha, sum(boyer), boyer)
                           : boyer;
     case SpeedSource::FnnDtps: {
       const std::vector<double> within = have_fnn ? fnn_speeds(in) : boyer;
-      return in.alpha >= 0 ? class_split(within, in.gpu, in.alpha, sum(boyer)) : within;
+      return in.alpha >= 0 ? class_split(within, in.gpu, in.alpha, sum(boyer), within) : within;
     }
   }
   return boyer;

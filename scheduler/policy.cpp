@@ -68,7 +68,7 @@ double get(const std::atomic<double>& a) { return a.load(std::memory_order_relax
 
 constexpr double kEwma = 0.1;              // weight of a new timing in a measured speed
 constexpr double kSpeedsTtlUs = 20000;     // speeds re-predicted at most this often (and on news)
-constexpr double kFeaturesTtlUs = 5000;    // a worker's live features sampled at most this often
+constexpr double kFeaturesTtlUs = 5000;    // live features sampled at most this often
 constexpr std::size_t kMergeEvery = 64;    // FNN samples a worker keeps before merging them
 constexpr std::size_t kSamplesPerWorker = 64;
 constexpr std::size_t kTrainEvery = 32;
@@ -128,13 +128,24 @@ class CodeletTable {
       }
     throw std::runtime_error("more than 1024 codelets");
   }
+  // Every state, in creation order; `each` may run in any thread while `add` runs (under `mutex`).
+  void add(std::unique_ptr<CodeletState> c) {
+    const std::size_t n = n_.load(std::memory_order_relaxed);
+    owned_[n] = std::move(c);
+    n_.store(n + 1, std::memory_order_release);
+  }
+  template <class F>
+  void each(F&& f) const {
+    for (std::size_t i = 0, n = n_.load(std::memory_order_acquire); i < n; ++i) f(*owned_[i]);
+  }
   Mutex mutex;
-  std::vector<std::unique_ptr<CodeletState>> owned;
 
  private:
   static std::size_t slot(const starpu_codelet* cl) { return (reinterpret_cast<std::uintptr_t>(cl) >> 4) % kSize; }
   std::array<std::atomic<const starpu_codelet*>, kSize> keys_{};
   std::array<std::atomic<CodeletState*>, kSize> vals_{};
+  std::array<std::unique_ptr<CodeletState>, kSize> owned_;
+  std::atomic<std::size_t> n_{0};
 };
 
 // A task a worker has started (pre_exec) and not ended (post_exec).
@@ -167,7 +178,7 @@ struct WorkerSlot {
   double last_end_us = 0;
   double steal_us = -1e300;
   fnn::Features features{};
-  double features_us = -1e300, busy_at_sample = 0;
+  double window_us = -1e300, busy_at_window = 0;
   double peak_F = 0, emulated = 1;
   std::vector<PendingSample> pending;
   unsigned long tasks = 0;
@@ -190,7 +201,11 @@ struct Policy {
   TaskQueue cold;
   std::atomic<int> ncold{0};
   std::unique_ptr<Probe> probe;
-  Mutex probe_mutex;  // peak overrides of emulated slowdowns
+  // Live features per worker, sampled by an idle worker at most every kFeaturesTtlUs.
+  Mutex features_mutex;
+  std::vector<fnn::Features> features;
+  std::atomic<double> features_us{-1e300};
+  Mutex sampling_mutex;
   // Batches (DESIGN §6): tasks pushed and not ended, and when that count last fell to 0.
   std::atomic<long> pending{0};
   std::atomic<double> idle_since{-1};
@@ -237,7 +252,10 @@ CodeletState& codelet_state(Policy& p, starpu_task* task) {
   const char* name = starpu_task_get_name(task);
   c.name = name ? name : (task->cl->name ? task->cl->name : "unnamed");
   c.recent.resize(p.workers.size());
-  if (const DtpsController* ctl = p.dtps.find(c.name); ctl && ctl->turn() > 0) c.alpha = ctl->alpha();
+  {
+    std::lock_guard<Mutex> bg(p.batch_mutex);  // the DTPS store
+    if (const DtpsController* ctl = p.dtps.find(c.name); ctl && ctl->turn() > 0) c.alpha = ctl->alpha();
+  }
   if (uses_fnn(p)) {
     try {
       c.model = std::make_unique<fnn::Model>(fnn::load_model(model_path(p, c.name)));
@@ -257,7 +275,7 @@ CodeletState& codelet_state(Policy& p, starpu_task* task) {
     }
   }
   p.codelets.insert(task->cl, &c);
-  p.codelets.owned.push_back(std::move(owned));
+  p.codelets.add(std::move(owned));
   return c;
 }
 
@@ -283,6 +301,27 @@ fnn::Features live_features(Policy& p, std::size_t w) {
   return normalise_one(raw, peak);
 }
 
+// Samples every worker's live features into Policy::features. Runs on an idle worker (pop),
+// never on the push path nor before a task: /proc and NVML reads take up to milliseconds.
+void sample_features(Policy& p, double now) {
+  if (now - get(p.features_us) < kFeaturesTtlUs) return;
+  std::unique_lock<Mutex> g(p.sampling_mutex, std::try_to_lock);
+  if (!g.owns_lock()) return;
+  p.features_us = now;
+  std::vector<fnn::Features> f(p.workers.size());
+  for (std::size_t w = 0; w < f.size(); ++w) {
+    WorkerSlot& s = p.workers[w];
+    if (!s.member) continue;
+    if (const double e = emu::factor(s.id); e != s.emulated) {  // a slower worker: lower F
+      s.emulated = e;
+      p.probe->set_measured_peak(w, s.peak_F / e);
+    }
+    f[w] = live_features(p, w);
+  }
+  std::lock_guard<Mutex> fg(p.features_mutex);
+  p.features = std::move(f);
+}
+
 // Re-computes the codelet's speeds from its source (cost.hpp) when stale. Skips when another
 // thread is at it: push never waits here.
 void refresh_speeds(Policy& p, CodeletState& c, double now) {
@@ -298,9 +337,14 @@ void refresh_speeds(Policy& p, CodeletState& c, double now) {
   for (std::size_t w = 0; w < n; ++w) in.measured[w] = get(c.measured[w]), in.gpu[w] = p.workers[w].gpu;
   if (c.model && c.trained) {  // seed 000 eq. 7: CP_i predicted from the live features
     in.ability.resize(n);
+    std::vector<fnn::Features> f;
+    {
+      std::lock_guard<Mutex> fg(p.features_mutex);
+      f = p.features;
+    }
     for (std::size_t w = 0; w < n; ++w) {
       if (!p.workers[w].member) continue;
-      const double cp = ability_from_cp(c.model->predict(live_features(p, w)));
+      const double cp = ability_from_cp(c.model->predict(f[w]));
       in.ability[w] = cp;
       // CP averaged over the tasks since, with the weights `measured` gave their timings.
       const long runs = c.runs[w].load(std::memory_order_relaxed), fresh = runs - c.runs_seen[w];
@@ -395,8 +439,9 @@ void train(Policy& p, CodeletState& c) {
 void dtps_feedback(Policy& p) {
   CodeletState* dominant = nullptr;
   double most = 0;
-  for (const auto& c : p.codelets.owned)
-    if (get(c->batch_work) > most) most = get(c->batch_work), dominant = c.get();
+  p.codelets.each([&](CodeletState& c) {
+    if (get(c.batch_work) > most) most = get(c.batch_work), dominant = &c;
+  });
   if (!dominant) return;
   double busy[2] = {0, 0}, work[2] = {0, 0};
   for (const WorkerSlot& s : p.workers)
@@ -422,11 +467,11 @@ void end_batch(Policy& p, bool force) {
   if (!p.in_batch || (!force && p.pending.load() != 0)) return;
   ++p.batches;
   if (uses_dtps(p)) dtps_feedback(p);
-  for (const auto& c : p.codelets.owned) {
-    std::lock_guard<Mutex> cg(c->mutex);
-    train(p, *c);
-    c->batch_work = 0;
-  }
+  p.codelets.each([&](CodeletState& c) {
+    std::lock_guard<Mutex> cg(c.mutex);
+    train(p, c);
+    c.batch_work = 0;
+  });
   for (WorkerSlot& s : p.workers) s.batch_busy_us = 0, s.batch_work = 0;
   p.in_batch = false;
 }
@@ -443,7 +488,7 @@ void note_push(Policy& p, double now) {
     std::lock_guard<Mutex> g(p.batch_mutex);
     if (!p.in_batch) {
       p.in_batch = true;
-      for (const auto& c : p.codelets.owned) c->stale = true;  // re-predict for the new batch
+      p.codelets.each([](CodeletState& c) { c.stale = true; });  // re-predict for the new batch
     }
   }
 }
@@ -489,6 +534,7 @@ void init(unsigned ctx, SpeedSource source) {
       throw std::invalid_argument("FNNDTPS_EMULATED_GPUS names worker " + std::to_string(emu::last_gpu_class_worker()) +
                                   " but StarPU has " + std::to_string(n) + " workers");
     p->probe = std::make_unique<Probe>(specs);
+    p->features.resize(n);
     for (std::size_t w = 0; w < n; ++w) p->workers[w].peak_F = p->probe->static_features(w).F;
     if (uses_dtps(*p)) {
       try {
@@ -525,6 +571,8 @@ void add_workers(unsigned ctx, int* ids, unsigned n) {
   Policy* p = policy_of(ctx);
   for (unsigned i = 0; i < n; ++i) p->workers[std::size_t(ids[i])].member = p->workers[std::size_t(ids[i])].ever_member = true;
   set_classes(*p);
+  p->features_us = -1e300;
+  sample_features(*p, now_us());
 }
 
 int push(starpu_task* task);
@@ -561,12 +609,12 @@ void print_summary(Policy& p) {
     starpu_worker_get_name(s.id, name, sizeof name);
     std::fprintf(stderr, "  %-24s %8lu %12.2f %14.4g\n", name, s.tasks, s.busy_us / 1e3, s.work);
   }
-  for (const auto& c : p.codelets.owned) {
-    std::fprintf(stderr, "  speeds %s (work/us):", c->name.c_str());
+  p.codelets.each([&](CodeletState& c) {
+    std::fprintf(stderr, "  speeds %s (work/us):", c.name.c_str());
     for (WorkerSlot& s : p.workers)
-      if (s.ever_member) std::fprintf(stderr, " %.4g", get(c->speed[std::size_t(s.id)]));
+      if (s.ever_member) std::fprintf(stderr, " %.4g", get(c.speed[std::size_t(s.id)]));
     std::fprintf(stderr, "\n");
-  }
+  });
   for (const std::string& line : p.log) std::fprintf(stderr, "  %s\n", line.c_str());
   if (uses_dtps(p))
     for (const std::string& k : p.dtps.kinds())
@@ -586,15 +634,15 @@ void deinit(unsigned ctx) {
     if (p->cfg.save) {
       std::error_code ec;
       std::filesystem::create_directories(p->cfg.model_dir, ec);
-      for (const auto& c : p->codelets.owned)
-        if (c->model && c->trained) {
-          try {
-            fnn::save_model(*c->model, model_path(*p, c->name));
-            p->log.push_back("model " + c->name + ": saved to " + model_path(*p, c->name));
-          } catch (const std::exception& e) {
-            warn(*p, "model " + c->name + " not saved (" + e.what() + "); check FNNDTPS_MODEL_DIR");
-          }
+      p->codelets.each([&](CodeletState& c) {
+        if (!c.model || !c.trained) return;
+        try {
+          fnn::save_model(*c.model, model_path(*p, c.name));
+          p->log.push_back("model " + c.name + ": saved to " + model_path(*p, c.name));
+        } catch (const std::exception& e) {
+          warn(*p, "model " + c.name + " not saved (" + e.what() + "); check FNNDTPS_MODEL_DIR");
         }
+      });
       if (uses_dtps(*p) && p->dtps.size() > 0) {
         try {
           p->dtps.save(p->cfg.model_dir);
@@ -611,10 +659,12 @@ void deinit(unsigned ctx) {
   delete p;
 }
 
-// Queues the task on worker `w` (its lock taken here), then prefetches its inputs there.
+// Prefetches the task's inputs to worker `w`'s node, then queues it there (under its lock). Once
+// queued the task may run and be freed at once: nothing here touches it after the unlock.
 void enqueue(Policy& p, starpu_task* task, CodeletState& c, unsigned ctx, int w, double predicted, double work) {
   WorkerSlot& s = p.workers[std::size_t(w)];
   task->sched_data = &c;  // ours: pre_exec and post_exec count it
+  if (STARPU_TASK_GET_NBUFFERS(task) > 0 && starpu_get_prefetch_flag()) starpu_prefetch_task_input_for(task, w);
   starpu_worker_lock(w);
   s.queue.push(QueuedTask{task, task->priority, predicted, work, &c});
   s.nqueued.store(int(s.queue.size()), std::memory_order_relaxed);
@@ -625,11 +675,20 @@ void enqueue(Policy& p, starpu_task* task, CodeletState& c, unsigned ctx, int w,
   starpu_push_task_end(task);
   starpu_worker_unlock(w);
   starpu_sched_ctx_list_task_counters_increment(ctx, w);
-  if (STARPU_TASK_GET_NBUFFERS(task) > 0 && starpu_get_prefetch_flag()) starpu_prefetch_task_input_for(task, w);
 }
 
 void enqueue_cold(Policy& p, starpu_task* task, CodeletState& c, [[maybe_unused]] unsigned ctx, double work) {
   task->sched_data = &c;
+#if !defined(STARPU_NON_BLOCKING_DRIVERS) || defined(STARPU_SIMGRID)
+  int wake = -1;  // eager's protocol: one worker that can run it, chosen while the task is ours
+  starpu_worker_collection* workers = starpu_sched_ctx_get_worker_collection(ctx);
+  starpu_sched_ctx_iterator it;
+  workers->init_iterator_for_parallel_tasks(workers, &it, task);
+  while (wake < 0 && workers->has_next(workers, &it)) {
+    const int w = int(workers->get_next(workers, &it));
+    if (starpu_worker_can_execute_task_first_impl(unsigned(w), task, nullptr)) wake = w;
+  }
+#endif
   {
     std::lock_guard<Mutex> g(p.cold_mutex);
     p.cold.push(QueuedTask{task, task->priority, 0, work, &c});
@@ -639,13 +698,7 @@ void enqueue_cold(Policy& p, starpu_task* task, CodeletState& c, [[maybe_unused]
   // Not in StarPU's per-worker task counters: only their owner may decrement them, and a
   // worker whose counter says nothing still pops this context in turn.
 #if !defined(STARPU_NON_BLOCKING_DRIVERS) || defined(STARPU_SIMGRID)
-  starpu_worker_collection* workers = starpu_sched_ctx_get_worker_collection(ctx);  // eager's wake
-  starpu_sched_ctx_iterator it;
-  workers->init_iterator_for_parallel_tasks(workers, &it, task);
-  while (workers->has_next(workers, &it)) {
-    const int w = int(workers->get_next(workers, &it));
-    if (starpu_worker_can_execute_task_first_impl(unsigned(w), task, nullptr) && starpu_wake_worker_relax_light(w)) break;
-  }
+  if (wake >= 0) starpu_wake_worker_relax_light(wake);
 #endif
 }
 
@@ -825,6 +878,7 @@ starpu_task* pop(unsigned ctx) {
         p->pending.fetch_sub(long(s.running.size()));
         s.running.clear();
       }
+      if (s.member) sample_features(*p, now);
       if (batch_end_due(*p, now)) {
         // Training takes a while: let pushes to this worker through meanwhile.
         starpu_worker_relax_on();
@@ -854,18 +908,10 @@ void pre_exec(starpu_task* task, unsigned ctx) {
   WorkerSlot& s = p->workers[std::size_t(w)];
   const double now = now_us();
   auto* c = static_cast<CodeletState*>(task->sched_data);
-  if (c->model && now - s.features_us >= kFeaturesTtlUs) {
-    // Our own share of the worker's time since the last sample: the load that is ours.
-    if (s.features_us > -1e299) s.own_busy = std::clamp((s.busy_us - s.busy_at_sample) / (now - s.features_us), 0.0, 1.0);
-    s.busy_at_sample = s.busy_us;
-    const double f = emu::factor(s.id);
-    if (f != s.emulated) {
-      std::lock_guard<Mutex> g(p->probe_mutex);
-      s.emulated = f;
-      p->probe->set_measured_peak(std::size_t(w), s.peak_F / f);
-    }
-    s.features = live_features(*p, std::size_t(w));
-    s.features_us = now;
+  // The features at its start, as last sampled (sample_features): no probing on this thread.
+  if (c->model) {
+    std::unique_lock<Mutex> g(p->features_mutex, std::try_to_lock);
+    if (g.owns_lock()) s.features = p->features[std::size_t(w)];
   }
   s.running.push_back(Running{task, c, now, task_work(task), s.features});
 }
@@ -901,6 +947,11 @@ void post_exec(starpu_task* task, unsigned ctx) {
     if (c.model) s.pending.push_back(PendingSample{&c, r.features, rate});
     ++s.tasks;
     s.busy_us += dt;
+    if (end - s.window_us >= kFeaturesTtlUs) {  // our own share of its time: the load that is ours
+      if (s.window_us > -1e299) s.own_busy = std::clamp((s.busy_us - s.busy_at_window) / (end - s.window_us), 0.0, 1.0);
+      s.window_us = end;
+      s.busy_at_window = s.busy_us;
+    }
     s.work += r.work;
     add(s.batch_busy_us, dt);
     add(s.batch_work, r.work);

@@ -169,6 +169,15 @@ TEST(Speeds, FnnDtpsSplitsEachClassByPredictedAbility) {
   EXPECT_NEAR(s[4] / s[3], 3, 1e-12);
 }
 
+TEST(Speeds, OneClassAloneKeepsItsMeasuredSpeeds) {
+  sched::SpeedInputs in;
+  in.measured = {3, 5};
+  in.gpu = {1, 1};
+  in.alpha = 0;  // DTPS's share for a node without CPU workers
+  EXPECT_EQ(sched::speeds(SpeedSource::Dtps, in), (std::vector<double>{3, 5}));
+  EXPECT_EQ(sched::speeds(SpeedSource::FnnDtps, in), (std::vector<double>{3, 5}));
+}
+
 TEST(Speeds, NothingTimedGivesEqualSpeeds) {
   sched::SpeedInputs in;
   in.measured = {0, 0};
