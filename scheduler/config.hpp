@@ -10,8 +10,8 @@
 //   FNNDTPS_SUMMARY     1: print a per-worker summary at exit (default 0)
 //   FNNDTPS_VERBOSE     1: one line per batch (DTPS decisions, model training) (default 0)
 //   FNNDTPS_SAVE        0: never write the model directory (default 1)
-//   FNNDTPS_REBALANCE   1/0: move queued tasks to idle workers (seed 000 eq. 8); default on
-//                       for fnn and fnn-dtps, whose model includes it, off for the others
+//   FNNDTPS_REBALANCE   1/0: move queued tasks from late workers to idle ones (seed 000 eq. 8);
+//                       default on for fnn and fnn-dtps, whose model includes it, off for the others
 // plus the emulated slowdowns of scheduler/emulation.hpp.
 #pragma once
 

@@ -165,6 +165,7 @@ struct PendingSample {
 struct WorkerSlot {
   int id = 0;
   bool gpu = false;  // in the GPU class: a CUDA worker, or one FNNDTPS_EMULATED_GPUS names
+  bool cuda = false;
   unsigned node = 0;
   std::atomic<bool> member{false};  // in this context
   bool ever_member = false;          // for the summary
@@ -192,6 +193,7 @@ struct Policy {
   SpeedSource source;
   Config cfg;
   bool rebalance = false;
+  std::atomic<bool> has_cpu{false};  // a CPU worker among the members
   std::vector<WorkerSlot> workers;  // by StarPU worker id; `member` says which are ours
   CodeletTable codelets;
   // Cold start: a codelet's tasks wait here, taken by whichever worker is idle first, until
@@ -518,6 +520,7 @@ void init(unsigned ctx, SpeedSource source) {
       s.id = int(w);
       const bool cuda = starpu_worker_get_type(int(w)) == STARPU_CUDA_WORKER;
       s.gpu = cuda || emu::gpu_class(int(w));
+      s.cuda = cuda;
       s.node = starpu_worker_get_memory_node(unsigned(w));
       s.running.reserve(8);
       s.pending.reserve(kMergeEvery);
@@ -563,6 +566,9 @@ void set_classes(Policy& p) {
   bool has[2] = {false, false};
   for (const WorkerSlot& s : p.workers)
     if (s.member) has[s.gpu] = true;
+  bool cpu = false;
+  for (const WorkerSlot& s : p.workers) cpu = cpu || (s.member && !s.cuda);
+  p.has_cpu = cpu;
   std::lock_guard<Mutex> g(p.batch_mutex);
   p.dtps.set_classes(has[0], has[1]);
 }
@@ -831,6 +837,7 @@ starpu_task* take_from_busiest(Policy& p, unsigned ctx, int w, double now) {
   const double there_end = std::max(now, get(v.pipe_end)) + get(v.exp_len);
   double here = 0;
   QueuedTask q;
+  const double late = now - get(v.pipe_end);  // how far the victim slipped behind its schedule
   const bool took = v.member && v.queue.pop_back_if(&q, [&](const QueuedTask& t) {
     auto* task = static_cast<starpu_task*>(t.task);
     const auto& c = *static_cast<CodeletState*>(t.codelet);
@@ -843,7 +850,10 @@ starpu_task* take_from_busiest(Policy& p, unsigned ctx, int w, double now) {
     const double measured = c.measured[w].load(std::memory_order_relaxed);
     const double speed = c.speed[w].load(std::memory_order_relaxed);
     here = std::max(0.0, tr) + t.work / (measured > 0 ? std::min(speed, measured) : speed);
-    return p.cfg.threshold * here < there_end - now;
+    // Only a slip longer than the task would take here: placement by expected finish already
+    // balanced the plan, and every move costs a transfer and draws the unit's later tasks after
+    // it (on the H200 small slips moved the LWT's units onto CPU cores: 2x slower).
+    return late > here && p.cfg.threshold * here < there_end - now;
   });
   if (took) {
     v.nqueued.store(int(v.queue.size()), std::memory_order_relaxed);
@@ -878,7 +888,10 @@ starpu_task* pop(unsigned ctx) {
         p->pending.fetch_sub(long(s.running.size()));
         s.running.clear();
       }
-      if (s.member) sample_features(*p, now);
+      // Sampling (/proc, NVML) and training take up to milliseconds: an idle CPU worker does
+      // them, a GPU's thread only where no CPU worker is there to.
+      if (!s.member || (s.cuda && p->has_cpu.load(std::memory_order_relaxed))) return nullptr;
+      sample_features(*p, now);
       if (batch_end_due(*p, now)) {
         // Training takes a while: let pushes to this worker through meanwhile.
         starpu_worker_relax_on();

@@ -96,6 +96,8 @@ std::vector<BatchResult> run(const std::string& policy, int batches, const std::
       if (w >= 0) ++r.units[std::size_t(w)];
     }
     out.push_back(r);
+    // An application's phase boundary: idle longer than the batch gap (FNNDTPS_BATCH_GAP_MS).
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   for (auto h : handles) starpu_data_unregister(h);
   starpu_shutdown();
@@ -169,7 +171,9 @@ TEST_P(MidRun, SlowdownSwitchedOnMovesTheRemainingUnits) {
   const auto ideal = ideal_units(kFactors);
   for (std::size_t w = 0; w < 4; ++w) {
     SCOPED_TRACE("worker " + std::to_string(w));
-    EXPECT_NEAR(b.units[w], ideal[w], 0.10 * ideal[w] + 0.5) << "units moved to the new speeds";
+    // 15%: a worker's queue moves only once it slipped by more than a unit's time elsewhere, so
+    // the slowed workers keep their first units (without moves: 55 each, 30% off).
+    EXPECT_NEAR(b.units[w], ideal[w], 0.15 * ideal[w] + 0.5) << "units moved to the new speeds";
   }
   std::printf("%s after the switch: units %d %d %d %d, makespan %.1f ms, bound %.1f ms\n", GetParam().c_str(),
               b.units[0], b.units[1], b.units[2], b.units[3], b.seconds * 1e3, bound(kFactors) * 1e3);
