@@ -193,6 +193,7 @@ struct Policy {
   SpeedSource source;
   Config cfg;
   bool rebalance = false;
+  bool one_node = false;  // main memory only (no GPU): no transfers to estimate, nothing to prefetch
   std::atomic<bool> has_cpu{false};  // a CPU worker among the members
   std::vector<WorkerSlot> workers;  // by StarPU worker id; `member` says which are ours
   CodeletTable codelets;
@@ -514,6 +515,7 @@ void init(unsigned ctx, SpeedSource source) {
     auto* p = new Policy(source, n);
     p->cfg = Config::from_env();
     p->rebalance = p->cfg.rebalance >= 0 ? p->cfg.rebalance == 1 : uses_fnn(*p);
+    p->one_node = starpu_memory_nodes_get_count() == 1;
     std::vector<WorkerSpec> specs;
     for (std::size_t w = 0; w < n; ++w) {
       WorkerSlot& s = p->workers[w];
@@ -670,7 +672,8 @@ void deinit(unsigned ctx) {
 void enqueue(Policy& p, starpu_task* task, CodeletState& c, unsigned ctx, int w, double predicted, double work) {
   WorkerSlot& s = p.workers[std::size_t(w)];
   task->sched_data = &c;  // ours: pre_exec and post_exec count it
-  if (STARPU_TASK_GET_NBUFFERS(task) > 0 && starpu_get_prefetch_flag()) starpu_prefetch_task_input_for(task, w);
+  if (!p.one_node && STARPU_TASK_GET_NBUFFERS(task) > 0 && starpu_get_prefetch_flag())
+    starpu_prefetch_task_input_for(task, w);
   starpu_worker_lock(w);
   s.queue.push(QueuedTask{task, task->priority, predicted, work, &c});
   s.nqueued.store(int(s.queue.size()), std::memory_order_relaxed);
@@ -764,7 +767,7 @@ int push(starpu_task* task) {
     const double work = task_work(task);
     if (p->source != SpeedSource::Even) seed_from_models(*p, c, task, ctx, work);
     refresh_speeds(*p, c, now);
-    const bool data = STARPU_TASK_GET_NBUFFERS(task) > 0;
+    const bool data = !p->one_node && STARPU_TASK_GET_NBUFFERS(task) > 0;
     // The transfer time depends on the memory node only: compute it once per node.
     std::array<double, STARPU_MAXNODES> transfer;
     transfer.fill(-1);
@@ -844,7 +847,7 @@ starpu_task* take_from_busiest(Policy& p, unsigned ctx, int w, double now) {
     // A first run stays where it is to be measured.
     if (c.timed[victim].load(std::memory_order_relaxed) != 2) return false;
     if (!starpu_worker_can_execute_task_first_impl(unsigned(w), task, nullptr)) return false;
-    const double tr = STARPU_TASK_GET_NBUFFERS(task) ? starpu_task_expected_data_transfer_time_for(task, unsigned(w)) : 0;
+    const double tr = !p.one_node && STARPU_TASK_GET_NBUFFERS(task) ? starpu_task_expected_data_transfer_time_for(task, unsigned(w)) : 0;
     // The slower of the policy's speed and the measured one: a move is taken back only by the
     // next idle moment, and a core's GEMM tile can outlast the GPU's whole queue.
     const double measured = c.measured[w].load(std::memory_order_relaxed);
@@ -889,8 +892,11 @@ starpu_task* pop(unsigned ctx) {
         s.running.clear();
       }
       // Sampling (/proc, NVML) and training take up to milliseconds: an idle CPU worker does
-      // them, a GPU's thread only where no CPU worker is there to.
-      if (!s.member || (s.cuda && p->has_cpu.load(std::memory_order_relaxed))) return nullptr;
+      // them; a GPU's thread only where no CPU worker is there to, and with nothing in flight
+      // (its pipeline may still run a task when it finds its queue empty).
+      if (!s.member || (s.cuda && (p->has_cpu.load(std::memory_order_relaxed) ||
+                                   p->pending.load(std::memory_order_relaxed) != 0)))
+        return nullptr;
       sample_features(*p, now);
       if (batch_end_due(*p, now)) {
         // Training takes a while: let pushes to this worker through meanwhile.
@@ -902,7 +908,7 @@ starpu_task* pop(unsigned ctx) {
     }
     // Inside StarPU's scheduling operation: nobody else takes this worker's lock meanwhile.
     QueuedTask q;
-    if (!s.queue.pop_ready(&q, [&](void* t) { return missing_on(static_cast<starpu_task*>(t), s.node); }))
+    if (!s.queue.pop_ready(&q, [&](void* t) { return p->one_node ? 0.0 : missing_on(static_cast<starpu_task*>(t), s.node); }))
       return nullptr;
     s.nqueued.store(int(s.queue.size()), std::memory_order_relaxed);
     s.exp_len = s.queue.empty() ? 0.0 : get(s.exp_len) - q.predicted_us;
