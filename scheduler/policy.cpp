@@ -853,10 +853,9 @@ starpu_task* take_from_busiest(Policy& p, unsigned ctx, int w, double now) {
     const double measured = c.measured[w].load(std::memory_order_relaxed);
     const double speed = c.speed[w].load(std::memory_order_relaxed);
     here = std::max(0.0, tr) + t.work / (measured > 0 ? std::min(speed, measured) : speed);
-    // Only a slip longer than the task would take here: placement by expected finish already
-    // balanced the plan, and every move costs a transfer and draws the unit's later tasks after
-    // it (on the H200 small slips moved the LWT's units onto CPU cores: 2x slower).
-    return late > here && p.cfg.threshold * here < there_end - now;
+    // Only a slip longer than half the task here: placement by expected finish already
+    // balanced the plan, and a move costs a transfer and draws the unit's later tasks after it.
+    return 2 * late > here && p.cfg.threshold * here < there_end - now;
   });
   if (took) {
     v.nqueued.store(int(v.queue.size()), std::memory_order_relaxed);

@@ -171,9 +171,12 @@ TEST_P(MidRun, SlowdownSwitchedOnMovesTheRemainingUnits) {
   const auto ideal = ideal_units(kFactors);
   for (std::size_t w = 0; w < 4; ++w) {
     SCOPED_TRACE("worker " + std::to_string(w));
-    // 15%: a worker's queue moves only once it slipped by more than a unit's time elsewhere, so
-    // the slowed workers keep their first units (without moves: 55 each, 30% off).
-    EXPECT_NEAR(b.units[w], ideal[w], 0.15 * ideal[w] + 0.5) << "units moved to the new speeds";
+    // At least half way from where the units were placed (55 each) to the new ideal: a queue
+    // moves only once its worker slipped by more than a unit's time elsewhere, so the slowed
+    // workers keep their first units; without moves every worker ends with 55.
+    const double placed = kUnits / 4.0, halfway = (placed + ideal[w]) / 2;
+    if (ideal[w] > placed) EXPECT_GE(b.units[w], halfway) << "units moved to the new speeds";
+    else EXPECT_LE(b.units[w], halfway) << "units moved off the slowed worker";
   }
   std::printf("%s after the switch: units %d %d %d %d, makespan %.1f ms, bound %.1f ms\n", GetParam().c_str(),
               b.units[0], b.units[1], b.units[2], b.units[3], b.seconds * 1e3, bound(kFactors) * 1e3);
