@@ -14,9 +14,12 @@ Conditions (--perturb):
   none       stable: nothing else runs.
   gpuNN      `perturb --gpu DEV`: a busy kernel on every SM, on NN% of every period (gpu = gpu50).
   cpuNN      `perturb --cpu-cores LIST`: busy threads on those cores, on NN% of every period (cpu = cpu50).
-  emulated   FNNDTPS_SLOWDOWN on a CPU-only machine: worker i's tasks of OUR codelets take
-             factor_i times as long (--emu-factors). Built-in policies run the same codelets, so
-             they see the same slowdown; StarPU's example programs do not, and are skipped.
+  emulated   FNNDTPS_SLOWDOWN on a CPU-only machine: worker i's tasks take factor_i times as
+             long (--emu-factors). OUR policies apply it (their post_exec holds each task
+             factor_i - 1 times its run time longer), to any program's tasks, StarPU's example
+             programs included; StarPU's built-in policies do not see it, so under `emulated`
+             they (and any policy not ours) are skipped: CSV rows marked skipped, one table
+             line per app and size naming them and saying why.
              --emu-gpus LIST: those workers form dtps's and fnn-dtps's GPU class
              (FNNDTPS_EMULATED_GPUS), the code paths of a machine with GPUs.
 The perturbation runs for the whole condition, bound measurements included.
@@ -26,12 +29,15 @@ T* is the bound at k GPUs and %bound the efficiency at k. The CPU workers stay t
 cpu-alone class at every k. Without --gpus, every GPU StarPU finds, once.
 
 The bound (DESIGN §8): T* = 1 / sum_k (w_k / T_k), T_k the median time of worker class k running
-the whole job alone (dmdas) under the same condition, w_k how many such workers the co-run has.
+the whole job alone (dmdas; under `emulated`, `even`: the slowdown needs one of our policies,
+and with one worker every policy places alike) under the same condition, w_k how many such
+workers the co-run has.
   GPU machine: classes gpu-alone (STARPU_NCPU=0) and cpu-alone (STARPU_NCUDA=0, as many CPU
   workers as the co-run): T* = 1 / (1/T_gpu + 1/T_cpu).
   CPU-only machine: each worker is a class: one worker alone (STARPU_NCPU=1), pinned to its core
   under `cpu` conditions, with the worker's slowdown factor under `emulated` (measured, the
-  default), or T_f = f T_1 from one unslowed worker (--bound computed).
+  default), or T_f = f T_1 from one unslowed worker (--bound computed); under `emulated` both
+  run under `even`, without FNNDTPS_EMULATED_GPUS (it names the co-run's workers).
 
 Learned models: every (app, condition, policy) gets its own FNNDTPS_MODEL_DIR under OUT/models,
 emptied at the start (--keep-models keeps them): what our policies learn carries across the sizes
@@ -60,6 +66,10 @@ from dataclasses import dataclass, field
 OURS = ["fnn-dtps", "fnn", "dtps", "boyer", "even"]
 BUILTINS = ["eager", "lws", "dmda", "dmdar", "dmdas", "heteroprio"]
 CLASS_POLICY = "dmdas"  # what runs each worker class alone
+# ... under `emulated`: only our policies apply FNNDTPS_SLOWDOWN, and with one worker every
+# policy places alike; `even` has no model to learn or calibrate.
+EMU_CLASS_POLICY = "even"
+EMU_NOT_OURS = "emulation is applied by our policies only; StarPU's own policies do not see it"
 
 
 def log(msg):
@@ -162,7 +172,6 @@ class App:
     name = ""
     unit = "GFLOP/s"
     in_process = True           # warm-up and timed runs in one process
-    honours_emulation = True    # runs our codelets, which honour FNNDTPS_SLOWDOWN
     registers_policies = True   # links our policies (else STARPU_SCHED_LIB loads them)
     binary = ""
 
@@ -268,7 +277,6 @@ class StarpuXgemm(App):
     (default 1) with A, B and C registered once; it prints the mean per product. The warm-up
     processes calibrate StarPU's models on disk."""
     in_process = False
-    honours_emulation = False
     registers_policies = False
 
     def __init__(self, args, prec):
@@ -348,9 +356,10 @@ def detect_machine(args):
 @dataclass
 class WorkerClass:
     name: str
-    env: dict
+    env: dict       # a value None removes the variable
     weight: float   # T* = 1 / sum(weight / T)
     how: str
+    policy: str = CLASS_POLICY
 
 
 @dataclass(eq=False)  # compared and hashed by identity
@@ -363,6 +372,7 @@ class Condition:
     classes: list = field(default_factory=list)
     bound_how: str = ""
     skip_note: str = ""
+    not_ours_note: str = ""  # set: every policy but ours is skipped with this note
 
 
 def cond_label(name):
@@ -444,7 +454,8 @@ def make_conditions(args, machine):
                 c.skip_note = "emulation stands in for heterogeneity on CPU-only machines; use gpuNN or cpuNN here"
             spec = ",".join(f"{i}:{f:g}" for i, f in enumerate(factors))
             c.env = {"FNNDTPS_SLOWDOWN": spec}
-            c.detail = f"emulated slowdown FNNDTPS_SLOWDOWN={spec} (our codelets)"
+            c.detail = f"emulated slowdown FNNDTPS_SLOWDOWN={spec} (applied by our policies; built-ins skipped)"
+            c.not_ours_note = EMU_NOT_OURS
             if args.emu_gpus:
                 if max(args.emu_gpus) >= nworkers:
                     die(f"--emu-gpus {','.join(map(str, args.emu_gpus))}: the workers are 0-{nworkers - 1}")
@@ -469,22 +480,30 @@ def make_conditions(args, machine):
                 f = factors[i] if kind == "emulated" else 1.0
                 core = worker_cores[i] if kind == "cpu" else None
                 groups[(core, f)] = groups.get((core, f), 0) + 1
+            # Under emulation the classes run under our `even` (the slowdown is our policies'),
+            # without the co-run's GPU class: one worker has no split between classes, and our
+            # policies refuse an FNNDTPS_EMULATED_GPUS that names a worker it does not have.
+            emu_class = {"FNNDTPS_EMULATED_GPUS": None}
+            under = f" under {EMU_CLASS_POLICY} (our policies apply the slowdown)"
             if kind == "emulated" and args.bound == "computed":
-                c.classes = [WorkerClass("1-worker", {"STARPU_NCPU": "1"}, sum(1 / f for f in factors),
-                                         "one unslowed worker alone")]
+                c.classes = [WorkerClass("1-worker", {"STARPU_NCPU": "1", "FNNDTPS_SLOWDOWN": None, **emu_class},
+                                         sum(1 / f for f in factors), "one unslowed worker alone" + under,
+                                         EMU_CLASS_POLICY)]
                 c.bound_how = (f"computed: T* = T_1 / sum(1/f_i), f = {','.join(f'{f:g}' for f in factors)}, "
-                               "T_1 one unslowed worker alone")
+                               "T_1 one unslowed worker alone" + under)
             else:
                 for (core, f), count in sorted(groups.items(), key=lambda kv: (kv[0][0] or 0, kv[0][1])):
                     env = {"STARPU_NCPU": "1", "STARPU_WORKERS_CPUID": str(core if core is not None else 0)}
-                    name, how = "1-worker", "one worker alone"
+                    name, how, policy = "1-worker", "one worker alone", CLASS_POLICY
                     if kind == "emulated":
-                        env["FNNDTPS_SLOWDOWN"] = f"0:{f:g}"
-                        name, how = f"1-worker-x{f:g}", f"one worker alone slowed x{f:g}"
+                        env.update(FNNDTPS_SLOWDOWN=f"0:{f:g}", **emu_class)
+                        name, how, policy = f"1-worker-x{f:g}", f"one worker alone slowed x{f:g}" + under, \
+                            EMU_CLASS_POLICY
                     if core is not None:
                         name, how = f"1-worker-core{core}", f"one worker alone on core {core}"
-                    c.classes.append(WorkerClass(name, env, count, how))
-                c.bound_how = "measured: T* = 1/sum(n_k/T_k), T_k one worker alone, n_k workers like it"
+                    c.classes.append(WorkerClass(name, env, count, how, policy))
+                c.bound_how = ("measured: T* = 1/sum(n_k/T_k), T_k one worker alone"
+                               + (under if kind == "emulated" else "") + ", n_k workers like it")
         conds.append(c)
     if args.gpus:
         fewest = min(args.gpus)
@@ -585,7 +604,12 @@ def measure(app, size, policy, cond, extra, args, logpath):
     run_env["STARPU_SCHED"] = policy
     if policy in OURS and not app.registers_policies:
         run_env["STARPU_SCHED_LIB"] = os.path.join(args.build, "lib", "libfnndtps.so")
-    env.update(run_env)
+    for k, v in run_env.items():  # None: the variable removed
+        if v is None:
+            env.pop(k, None)
+        else:
+            env[k] = v
+    run_env = {k: v for k, v in run_env.items() if v is not None}
     open(logpath, "w").close()
     argv = app.command(size)
     if app.in_process:
@@ -663,8 +687,7 @@ def run_all(args, machine, apps, conds):
                 prefix = f"[{i}/{total}] {app.name} {size} {name} {cond.label}"
                 row = Row(app.name, size, cond, name, kind, None, what.weight if is_class else None, app.setup(size))
                 rows.append(row)
-                skip = cond.skip_note or (cond.name == "emulated" and not app.honours_emulation
-                                          and "emulation applies to our codelets only") or ""
+                skip = cond.skip_note or (not is_class and what not in OURS and cond.not_ours_note) or ""
                 if skip:
                     log(f"{prefix} skipped: {skip}")
                     row.m = Measure(status="skipped", note=skip)
@@ -690,7 +713,7 @@ def run_all(args, machine, apps, conds):
                 else:
                     run_args, run_app = args, app
                 row.reps = run_args.reps
-                row.m = measure(run_app, size, CLASS_POLICY if is_class else what, cond, extra, run_args, logpath)
+                row.m = measure(run_app, size, what.policy if is_class else what, cond, extra, run_args, logpath)
                 if row.m.status == "ok":
                     print(f" {row.m.median_ms:.2f} ms (min {row.m.min_ms:.2f}, max {row.m.max_ms:.2f})"
                           f" [{time.monotonic() - t0:.1f} s]", file=sys.stderr, flush=True)
@@ -731,7 +754,7 @@ def ratios(rows):
 def write_table(args, rows, bounds, header):
     lines = header[:]
     lines.append("ours: " + " ".join(OURS) + "; vs_best: median / best built-in's median (same app, size,"
-                 " perturbation); %bound: 100 T* / median")
+                 " perturbation; - where none ran); %bound: 100 T* / median")
     lines.append("")
     width = max([10] + [len(r.cond.label) for r in rows])  # "gpu50, 4 GPUs" under --gpus
     fmt_row = "{:<13} {:>6} {:<%d} {:<16} {:>10} {:>10} {:>10} {:>8} {:>7}" % width
@@ -753,16 +776,22 @@ def write_table(args, rows, bounds, header):
             continue
         lines.append(fmt_row.format(r.app, r.size, r.cond.label, "bound T*", fmt(b), "", "", "", "") +
                      f"  from {parts}")
+        skipped = {}  # note -> policies: one line each (the built-ins under emulation)
         for x in group:
             if x.kind == "class":
                 continue
             name = x.policy + (" *" if x.kind == "ours" else "")
-            if x.m.status != "ok":
+            if x.m.status == "skipped":
+                skipped.setdefault(x.m.note, []).append(x.policy)
+            elif x.m.status != "ok":
                 lines.append(fmt_row.format(x.app, x.size, x.cond.label, name, x.m.status.upper(), "", "", "", "") +
                              f"  {x.m.note}")
             else:
                 lines.append(fmt_row.format(x.app, x.size, x.cond.label, name, fmt(x.m.median_ms), fmt(x.m.min_ms),
                                             fmt(x.m.max_ms), fmt(x.vs_best), fmt(x.pct_bound, ".1f")))
+        for note, names in skipped.items():
+            lines.append(fmt_row.format(r.app, r.size, r.cond.label, "(skipped)", "", "", "", "", "") +
+                         f"  {','.join(names)}: {note}")
         ok = [x for x in group if x.kind != "class" and x.m.status == "ok"]
         if ok:
             best = min(ok, key=lambda x: x.m.median_ms)
@@ -890,11 +919,14 @@ def plot(args, rows, bounds, title):
                     ax.annotate(label, (x, hi), xytext=(0, 2), textcoords="offset points",
                                 ha="center", va="bottom", fontsize=6.5, rotation=90, color="#333333")
             b = bounds.get((app, size, cond.name))
-            if any(x.cond is cond and x.m.status == "skipped" for x in here):
+            runs = [x for x in here if x.cond is cond and x.kind != "class"]
+            if runs and all(x.m.status == "skipped" for x in runs):
                 bound_text.append(f"{cond.label} skipped")
             if b:
                 ax.axhline(b, color=colour, linestyle="--", linewidth=1.4, zorder=3)
-                bound_text.append(f"{cond.label} {b:.3g} ms")
+                bound_text.append(f"{cond.label} {b:.3g} ms" +
+                                  (" (built-ins skipped)" if any(x.m.status == "skipped" and x.policy not in OURS
+                                                                 for x in runs) else ""))
         top = top or 1.0
         ax.set_xticks(range(len(policies)))
         ax.set_xticklabels(policies, rotation=30, ha="right", fontsize=9)
