@@ -27,6 +27,7 @@
 #include <array>
 #include <atomic>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <climits>
 #include <cstdlib>
@@ -73,7 +74,8 @@ constexpr std::size_t kMergeEvery = 64;    // FNN samples a worker keeps before 
 constexpr std::size_t kSamplesPerWorker = 64;
 constexpr std::size_t kTrainEvery = 32;
 constexpr std::size_t kTunePerWorker = 4;  // online steps per worker at each later training
-constexpr double kStealEveryUs = 50;       // an idle worker looks for work to take this often
+constexpr double kStealEveryUs = 1000;     // an idle worker looks for work to take this often
+constexpr std::size_t kStealScan = 4;      // ... among the victim's last queued tasks
 
 // What the policy knows of one codelet: per-worker speeds and the FNN that predicts them.
 struct CodeletState {
@@ -594,7 +596,7 @@ void remove_workers(unsigned ctx, int* ids, unsigned n) {
     starpu_worker_lock(s.id);
     s.member = false;
     QueuedTask q;
-    while (s.queue.pop_back_if(&q, [](const QueuedTask&) { return true; })) {
+    while (s.queue.pop_back_if(SIZE_MAX, &q, [](const QueuedTask&) { return true; })) {
       orphans.push_back(static_cast<starpu_task*>(q.task));
       p->pending.fetch_sub(1);
       starpu_sched_ctx_list_task_counters_decrement(ctx, s.id);
@@ -841,20 +843,23 @@ starpu_task* take_from_busiest(Policy& p, unsigned ctx, int w, double now) {
   double here = 0;
   QueuedTask q;
   const double late = now - get(v.pipe_end);  // how far the victim slipped behind its schedule
-  const bool took = v.member && v.queue.pop_back_if(&q, [&](const QueuedTask& t) {
+  // Under the victim's lock: the cheap tests first, a few tasks from the back only.
+  const bool took = v.member && late > 0 && v.queue.pop_back_if(kStealScan, &q, [&](const QueuedTask& t) {
     auto* task = static_cast<starpu_task*>(t.task);
     const auto& c = *static_cast<CodeletState*>(t.codelet);
     // A first run stays where it is to be measured.
     if (c.timed[victim].load(std::memory_order_relaxed) != 2) return false;
-    if (!starpu_worker_can_execute_task_first_impl(unsigned(w), task, nullptr)) return false;
-    const double tr = !p.one_node && STARPU_TASK_GET_NBUFFERS(task) ? starpu_task_expected_data_transfer_time_for(task, unsigned(w)) : 0;
     // The slower of the policy's speed and the measured one: a move is taken back only by the
     // next idle moment, and a core's GEMM tile can outlast the GPU's whole queue.
     const double measured = c.measured[w].load(std::memory_order_relaxed);
     const double speed = c.speed[w].load(std::memory_order_relaxed);
-    here = std::max(0.0, tr) + t.work / (measured > 0 ? std::min(speed, measured) : speed);
+    const double run = t.work / (measured > 0 ? std::min(speed, measured) : speed);
     // Only a slip longer than half the task here: placement by expected finish already
     // balanced the plan, and a move costs a transfer and draws the unit's later tasks after it.
+    if (2 * late <= run || p.cfg.threshold * run >= there_end - now) return false;
+    if (!starpu_worker_can_execute_task_first_impl(unsigned(w), task, nullptr)) return false;
+    const double tr = !p.one_node && STARPU_TASK_GET_NBUFFERS(task) ? starpu_task_expected_data_transfer_time_for(task, unsigned(w)) : 0;
+    here = std::max(0.0, tr) + run;
     return 2 * late > here && p.cfg.threshold * here < there_end - now;
   });
   if (took) {

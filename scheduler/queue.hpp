@@ -64,10 +64,10 @@ class TaskQueue {
     return false;
   }
 
-  // The last task that `take` accepts, scanning from the back.
+  // The last task that `take` accepts among the last `scan`.
   template <class Take>
-  bool pop_back_if(QueuedTask* out, Take&& take) {
-    for (auto it = q_.rbegin(); it != q_.rend(); ++it)
+  bool pop_back_if(std::size_t scan, QueuedTask* out, Take&& take) {
+    for (auto it = q_.rbegin(); it != q_.rend() && scan > 0; ++it, --scan)
       if (take(*it)) {
         *out = *it;
         q_.erase(std::next(it).base());

@@ -56,9 +56,10 @@ TEST(TaskQueue, PopBackTakesTheLastAcceptedTask) {
   TaskQueue q;
   for (int i = 1; i <= 4; ++i) q.push(QueuedTask{task(i), i == 4 ? 9 : 0});  // 4 first: order 4 1 2 3
   QueuedTask t;
-  ASSERT_TRUE(q.pop_back_if(&t, [](const QueuedTask& x) { return id(x) != 3; }));
+  ASSERT_TRUE(q.pop_back_if(4, &t, [](const QueuedTask& x) { return id(x) != 3; }));
   EXPECT_EQ(id(t), 2);
-  EXPECT_FALSE(q.pop_back_if(&t, [](const QueuedTask&) { return false; }));
+  EXPECT_FALSE(q.pop_back_if(4, &t, [](const QueuedTask&) { return false; }));
+  EXPECT_FALSE(q.pop_back_if(1, &t, [](const QueuedTask& x) { return id(x) == 1; }));  // 1 is second from the back
   EXPECT_EQ(drain(q), (std::vector<std::intptr_t>{4, 1, 3}));
 }
 
