@@ -3,13 +3,12 @@
  * It links StarPU only, so that any policy (ours through STARPU_SCHED_LIB + STARPU_SCHED, or
  * a built-in) can be checked on what StarPU's API lets a program ask of every policy:
  * contexts, task->workerids and task->where, spreading tasks that write nothing, priorities,
- * reductions and data copies, and the trivial programs. Tasks busy-wait on the clock, so that
- * a task lasts as long on a loaded 2-core machine as on an idle one and several workers take
- * part whatever the load.
+ * reductions and data copies, and the trivial programs. Tasks sleep a fixed wall time, so that
+ * a task lasts as long on a loaded 2-core machine as on an idle one and a worker that shares its
+ * core (more workers than cores) is not starved by another's spinning.
  * Exits 0 when the scenario holds, 1 with one line on stderr saying what failed, 77 when the
  * machine lacks what the scenario needs (fewer than 3 CPU workers, say). */
 #include <starpu.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -56,14 +55,12 @@ static int skip(const char *why)
 	return 77;
 }
 
-/* Busy for us of wall time. Yielding: with more workers than cores StarPU binds two workers
- * to one core, and a worker that spun through its whole slice would starve the other, which
- * then looks slow to any policy (eager ran 44 of 60 tasks on the worker alone on its core). */
-static void busy_wait(double us)
+/* us of wall time, sleeping: with more workers than cores StarPU binds two workers to one
+ * core, and a task that spun would slow the other, which then looks slow to any policy (eager
+ * ran 41-44 of 60 tasks on one worker under load with spinning tasks). */
+static void task_wait(double us)
 {
-	const double end = starpu_timing_now() + us;
-	while (starpu_timing_now() < end)
-		sched_yield();
+	starpu_usleep((float)us);
 }
 
 static int task_index(void *arg)
@@ -86,7 +83,7 @@ static void nodata_func(void *buffers[], void *arg)
 {
 	(void)buffers;
 	note_start(task_index(arg));
-	busy_wait(TASK_US);
+	task_wait(TASK_US);
 	__atomic_fetch_add(&done_tasks, 1, __ATOMIC_RELAXED);
 }
 
@@ -98,7 +95,7 @@ static void read_func(void *buffers[], void *arg)
 	volatile float sum = 0;
 	for (unsigned k = 0; k < n; k++)
 		sum += v[k];
-	busy_wait(TASK_US);
+	task_wait(TASK_US);
 	__atomic_fetch_add(&done_tasks, 1, __ATOMIC_RELAXED);
 }
 
@@ -109,7 +106,7 @@ static void increment_func(void *buffers[], void *arg)
 	const unsigned n = STARPU_VECTOR_GET_NX(buffers[0]);
 	for (unsigned k = 0; k < n; k++)
 		v[k] += 1.0f;
-	busy_wait(TASK_US);
+	task_wait(TASK_US);
 	__atomic_fetch_add(&done_tasks, 1, __ATOMIC_RELAXED);
 }
 
@@ -458,7 +455,7 @@ static void add_func(void *buffers[], void *arg)
 	starpu_codelet_unpack_args(arg, &i, &value);
 	note_start(i);
 	*(long *)STARPU_VARIABLE_GET_PTR(buffers[0]) += value;
-	busy_wait(TASK_US);
+	task_wait(TASK_US);
 	__atomic_fetch_add(&done_tasks, 1, __ATOMIC_RELAXED);
 }
 
