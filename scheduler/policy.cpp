@@ -97,7 +97,9 @@ struct CodeletState {
   std::atomic<bool> all_timed{false};    // no member left untimed (a hint: re-checked when false)
   std::atomic<double> speeds_us{-1e300};
   std::atomic<double> alpha{-1};         // DTPS's CPU-class share, < 0 until learned
-  std::atomic<double> batch_work{0};     // done in this batch
+  // Done in this batch, added to by every worker without a read-modify-write: a lost add only
+  // blurs which codelet dominates the batch (dtps_feedback), so no contended atomic per task.
+  std::atomic<double> batch_work{0};
   Mutex mutex;                           // the rest
   std::vector<double> cp_measured;       // per worker: CP averaged as `measured` is (cost.hpp)
   std::vector<long> runs_seen;           // `runs` at the last refresh
