@@ -2,8 +2,8 @@
 //   push  the worker of earliest expected finish (queue end, transfer from StarPU's bus model,
 //         work / speed) among those that can run this task; its inputs prefetched there
 //   pop   the first task of the head's priority whose data is on the worker's node (dmdar)
-//   idle  fnn, fnn-dtps: take a queued task from the worker with the largest remaining time
-//         when it would end sooner here (seed 000 eq. 8)
+//   idle  fnn, fnn-dtps: take a queued task from a worker that slipped behind its schedule,
+//         the one with the largest remaining time, when it would end sooner here (seed 000 eq. 8)
 //   batch the work between two idle moments: DTPS feedback and FNN training at its end
 //
 // Locking (StarPU's conventions, as deque_modeling_policy_data_aware.c and lws):
@@ -569,11 +569,9 @@ void init(unsigned ctx, SpeedSource source) {
 }
 
 void set_classes(Policy& p) {
-  bool has[2] = {false, false};
+  bool has[2] = {false, false}, cpu = false;  // classes (emulated GPUs included); real CPU workers
   for (const WorkerSlot& s : p.workers)
-    if (s.member) has[s.gpu] = true;
-  bool cpu = false;
-  for (const WorkerSlot& s : p.workers) cpu = cpu || (s.member && !s.cuda);
+    if (s.member) has[s.gpu] = true, cpu = cpu || !s.cuda;
   p.has_cpu = cpu;
   std::lock_guard<Mutex> g(p.batch_mutex);
   p.dtps.set_classes(has[0], has[1]);
@@ -583,8 +581,10 @@ void add_workers(unsigned ctx, int* ids, unsigned n) {
   Policy* p = policy_of(ctx);
   for (unsigned i = 0; i < n; ++i) p->workers[std::size_t(ids[i])].member = p->workers[std::size_t(ids[i])].ever_member = true;
   set_classes(*p);
-  p->features_us = -1e300;
-  sample_features(*p, now_us());
+  if (uses_fnn(*p)) {
+    p->features_us = -1e300;
+    sample_features(*p, now_us());
+  }
 }
 
 int push(starpu_task* task);
@@ -747,7 +747,7 @@ void seed_from_models(Policy& p, CodeletState& c, starpu_task* task, unsigned ct
     const int w = s.id;
     if (!s.member || c.timed[w].load(std::memory_order_relaxed) == 2) continue;
     double len = NAN;
-    if (task->cl->model && starpu_worker_can_execute_task_first_impl(unsigned(w), task, nullptr))
+    if (starpu_worker_can_execute_task_first_impl(unsigned(w), task, nullptr))
       len = starpu_task_worker_expected_length(task, unsigned(w), ctx, 0);
     int never = 0;
     if (std::isfinite(len) && len > 0 && c.timed[w].compare_exchange_strong(never, 2)) {
@@ -893,7 +893,7 @@ starpu_task* pop(unsigned ctx) {
       if (task) return task;
       // A CPU worker pops only when it runs nothing: what it started and never saw end were
       // StarPU's internal tasks (no post_exec). With nothing submitted, no worker runs anything.
-      if (!s.running.empty() && (starpu_worker_get_type(w) == STARPU_CPU_WORKER || starpu_task_nsubmitted() == 0)) {
+      if (!s.running.empty() && (!s.cuda || starpu_task_nsubmitted() == 0)) {
         p->pending.fetch_sub(long(s.running.size()));
         s.running.clear();
       }
@@ -903,7 +903,7 @@ starpu_task* pop(unsigned ctx) {
       if (!s.member || (s.cuda && (p->has_cpu.load(std::memory_order_relaxed) ||
                                    p->pending.load(std::memory_order_relaxed) != 0)))
         return nullptr;
-      sample_features(*p, now);
+      if (uses_fnn(*p)) sample_features(*p, now);  // only the FNN reads the live features
       if (batch_end_due(*p, now)) {
         // Training takes a while: let pushes to this worker through meanwhile.
         starpu_worker_relax_on();

@@ -27,8 +27,9 @@ for policy in fnn-dtps fnn dtps boyer even; do
   if grep -q "^$policy[[:space:]]" <<<"$help"; then passed=$((passed + 1))
   else failed=$((failed + 1)); echo "FAIL STARPU_SCHED=help does not list $policy"; fi
 done
-# A bad emulation setting ends the program with one line (DESIGN §9), before any task runs.
-for setting in FNNDTPS_EMULATED_GPUS=9 FNNDTPS_EMULATED_GPUS=x FNNDTPS_SLOWDOWN=0:0.5; do
+# A bad emulation or batch setting ends the program with one line (DESIGN §9), before any task runs.
+for setting in FNNDTPS_EMULATED_GPUS=9 FNNDTPS_EMULATED_GPUS=x FNNDTPS_SLOWDOWN=0:0.5 FNNDTPS_BATCH_GAP_MS=x \
+               FNNDTPS_BATCH_GAP_MS=-1; do
   env "$setting" STARPU_SCHED_LIB="$lib" STARPU_SCHED=dtps "$prog" >/dev/null 2>"$FNNDTPS_MODEL_DIR/err"
   rc=$?
   err=$(grep -v '^\[starpu\]' "$FNNDTPS_MODEL_DIR/err")
