@@ -3,7 +3,7 @@
 # the CUDA tests, then the benchmarks. Logs go to $OUT (the device tool brings them back).
 #   bash scripts/gpu/run.sh [tests] [kernels] [overhead] [e2e] [e2e256] [gemm] [gemm2048] [example1024]
 #                           [compare-lwt] [compare-gemm] [compare-sgemm] [scaling-lwt] [scaling-gemm] [diag]
-#                           [units] [gpu-path] [recheck] [mechanism]
+#                           [units] [gpu-path] [recheck] [calibrate] [mechanism]
 # (default: tests overhead e2e gemm). Each part takes a few minutes; a device call lasts at most
 # 10, so split them over calls (notes/bench.md).
 set -uo pipefail
@@ -13,6 +13,8 @@ export LD_LIBRARY_PATH=$root/.carry/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+
 export PYTHON=${PYTHON:-python3}  # the image's python3 has numpy
 export OPENBLAS_NUM_THREADS=1 STARPU_SILENT=1
 export STARPU_HOME=${STARPU_HOME:-$root/.starpu-home}  # bus calibration and performance models
+# The machine's name in the models' file names (bench/platforms/h200, DESIGN §8).
+export STARPU_HOSTNAME=${STARPU_HOSTNAME:-h200}
 bin=$root/.carry/bin
 export FNN_TOOL=$bin/fnn-tool
 # Tests that name built files by their build path (fake NVML, fnn-tool) find them there.
@@ -26,7 +28,7 @@ sampling=$(grep -aom1 '/[[:alnum:]/._-]*/share/starpu/perfmodels/sampling' "$roo
 tpc=$(lscpu | awk -F: '/Thread\(s\) per core/{gsub(/ /,"",$2); print $2}')
 export STARPU_NTHREADS_PER_CORE=${STARPU_NTHREADS_PER_CORE:-${tpc:-1}}
 parts=${*:-tests overhead e2e gemm}
-known=" tests kernels overhead e2e e2e256 gemm gemm2048 example1024 compare-lwt compare-gemm compare-sgemm scaling-lwt scaling-gemm diag units gpu-path recheck mechanism "
+known=" tests kernels overhead e2e e2e256 gemm gemm2048 example1024 compare-lwt compare-gemm compare-sgemm scaling-lwt scaling-gemm diag units gpu-path recheck calibrate mechanism "
 for part in $parts; do
   [[ $known == *" $part "* ]] || { echo "run.sh: unknown part '$part' (known:$known)" >&2; exit 2; }
 done
@@ -200,11 +202,52 @@ if has recheck; then
   bash bench/gemm.sh --gemm "$bin/gemm" --example /nonexistent --size 16384 --tile 1024 --iter 6 \
     --csv "$OUT/recheck_gemm.csv" "dmda:STARPU_SCHED=dmda" "fnn-dtps:STARPU_SCHED=fnn-dtps" "fnn:STARPU_SCHED=fnn"
 fi
+if has calibrate; then
+  # The performance models simulation runs on (bench/platforms/README.md): every codelet on
+  # every kind of worker at every footprint the simulated bench uses (LWT units by
+  # bench/sim_units.py's rule; gemm tiles of 1024), each class alone and both together,
+  # dmdas with STARPU_CALIBRATE=1 into $STARPU_HOME. The folder comes back as
+  # $OUT/sampling-h200.tgz; scripts/import_models.sh puts it into bench/platforms/h200.
+  stamp "calibrate"
+  cal_t0=$SECONDS
+  calibrate_run() {  # calibrate_run ENV CMD...; none starts past CAL_BUDGET_S (240) seconds
+    local envs=$1; shift
+    if ((SECONDS - cal_t0 > ${CAL_BUDGET_S:-240})); then echo "   skipped (past the budget): $envs $*"; return; fi
+    echo "### $envs $*" >>"$OUT/calibrate.log"
+    env $envs STARPU_SCHED=dmdas STARPU_CALIBRATE=1 timeout -k 5 120 "$@" >>"$OUT/calibrate.log" 2>&1 \
+      || echo "   failed ($?): $envs $*"
+  }
+  for size in ${CAL_LWT_SIZES:-8192 10240 11264 12288 16384 32768}; do
+    units=$($PYTHON bench/sim_units.py "$size")
+    # Two processes a class: StarPU drops a footprint's first timing, and the image's edge
+    # units run once a process in the inverse (simulation runs with STARPU_CALIBRATE_MINIMUM=1).
+    for envs in "STARPU_NCPU=0" "STARPU_NCUDA=0" $( ((size == 16384)) && echo co); do
+      [[ $envs == co ]] && envs=
+      for r in 1 2; do
+        calibrate_run "$envs" "$bin/lwt2d" demo --size "$size" --levels 4 --units "$units" --repeat 2 --warmup 0
+      done
+    done
+    echo "   lwt $size ($units units): $((SECONDS - cal_t0)) s"
+  done
+  # The CPUs alone at a smaller size: the same tile footprint, ~27 s less a product.
+  gsize=${CAL_GEMM_SIZE:-16384} gcpu=${CAL_GEMM_CPU_SIZE:-4096} gtile=${CAL_GEMM_TILE:-1024}
+  for r in 1 2; do
+    calibrate_run "STARPU_NCPU=0" "$bin/gemm" --size "$gsize" --tile "$gtile" --iter 3
+    calibrate_run "STARPU_NCUDA=0" "$bin/gemm" --size "$gcpu" --tile "$gtile" --iter 3
+    calibrate_run "" "$bin/gemm" --size "$gsize" --tile "$gtile" --iter 2
+  done
+  echo "   gemm: $((SECONDS - cal_t0)) s"
+  tar czf "$OUT/sampling-h200.tgz" -C "$STARPU_HOME/.starpu" sampling
+  grep -c "^###" "$OUT/calibrate.log" | sed 's/^/   processes: /'
+  gzip -f "$OUT/calibrate.log"
+  stamp "calibrate done ($((SECONDS - cal_t0)) s)"
+fi
 if has mechanism; then
   # Issue 11's acceptance, every comparison in one call (notes/bench.md, "The mechanism part"):
-  #  lwt-gpu      LWT S^2, 4 levels, 64 units, the GPU alone: our five policies, dmdar, dmdas (ref dmdar)
-  #  lwt-co       the same LWT on CPUs + GPU: fnn-dtps fnn boyer dtps even vs dmdas (ref dmdas)
+  #  lwt-gpu      LWT S^2, 4 levels, 64 units, the GPU alone: our five policies, dmdar, dmdas, eager (ref dmdar)
+  #  lwt-co       the same LWT on CPUs + GPU: fnn-dtps fnn boyer dtps even vs dmdas, dmdar, eager (ref dmdas)
   #  gemm-co      our gemm S, tile 1024, CPUs + GPU: fnn-dtps fnn boyer dtps vs dmdas
+  #  gemm-gpu     our gemm S, tile 1024, the GPU alone: fnn-dtps, dmdar, dmdas, eager (ref dmdar)
   #  sgemm2d      StarPU's sgemm -xy S -z S -nblocks S/1024 (2D: one task per C tile over all of
   #               z), CPUs + GPU, our policy through STARPU_SCHED_LIB: fnn-dtps vs dmdas
   #  lu-default   StarPU's lu_example_float at its default size (7680, 8 x 8 tiles of 960 there)
@@ -221,7 +264,8 @@ if has mechanism; then
   # process) and mechanism.txt (medians and ratios to the reference, rewritten after every
   # section, so a call cut short keeps what it measured).
   # MECH_ONLY="calibration lu-*" runs only the sections named (patterns); MECH_BUDGET_S (400),
-  # MECH_REPS (3), MECH_LWT_GPU_POLICIES, MECH_LWT_CO_POLICIES, MECH_GEMM_POLICIES change the rest.
+  # MECH_REPS (3), MECH_LWT_GPU_POLICIES, MECH_LWT_CO_POLICIES, MECH_GEMM_POLICIES,
+  # MECH_GEMM_GPU_POLICIES change the rest.
   # Dry run on a CPU machine (sizes, workers and programs overridable):
   #   MECH_GEMM_SIZE=512 MECH_SGEMM_SIZE=512 MECH_LU_SIZE=512 MECH_TILE=128
   #   MECH_LU_DEFAULT_ARGS="-size 960 -nblocks 4" MECH_GPU_ENV="STARPU_NCPU=1 STARPU_NCUDA=0"
@@ -292,15 +336,25 @@ if has mechanism; then
     mrecord "$1" "$2" "$3" "$4" "$(rget "$6" "$line")" "$(rget "$7" "$line")" "$(rget "$8" "$line")" "$9" \
       "$(rget cpu "$line")$(rget workers "$line")" "$(rget cuda "$line")"
   }
+  # A POLICY is a policy name, or LABEL:POLICY,ENV=V,... (a variant, e.g.
+  # fnn-dtps-norb:fnn-dtps,FNNDTPS_REBALANCE=0). Ours print their summary into mechanism.log.
+  mpolicy() {  # mpolicy TOKEN: sets mlabel and menv
+    local t=$1 rest
+    if [[ $t == *:* ]]; then mlabel=${t%%:*} rest=${t#*:}; else mlabel=$t rest=$t; fi
+    menv="STARPU_SCHED=${rest%%,*} FNNDTPS_SUMMARY=1"
+    [[ $rest == *,* ]] && menv+=" $(tr ',' ' ' <<<"${rest#*,}")"
+  }
   mlwt() {  # mlwt SECTION POLICY ENV
-    mrun 60 "$3 STARPU_SCHED=$2 FNNDTPS_MODEL_DIR=$mmodels/$1-$2" "$bin/lwt2d" demo --size "$lwt_size" \
+    local mlabel menv; mpolicy "$2"
+    mrun 60 "$3 $menv FNNDTPS_MODEL_DIR=$mmodels/$1-$mlabel" "$bin/lwt2d" demo --size "$lwt_size" \
       --levels 4 --units "$lwt_units" --repeat "$lwt_repeat" --warmup "$lwt_warmup"
-    mresult "$1" "$2" 1 $? forward median_ms min_ms max_ms ms
+    mresult "$1" "$mlabel" 1 $? forward median_ms min_ms max_ms ms
   }
   mgemm() {  # mgemm SECTION POLICY ENV [ITER]
-    mrun 90 "$3 STARPU_SCHED=$2 FNNDTPS_MODEL_DIR=$mmodels/$1-$2" "$bin/gemm" --size "$gemm_size" --tile "$tile" \
+    local mlabel menv; mpolicy "$2"
+    mrun 90 "$3 $menv FNNDTPS_MODEL_DIR=$mmodels/$1-$mlabel" "$bin/gemm" --size "$gemm_size" --tile "$tile" \
       --iter "${4:-$gemm_iter}"
-    mresult "$1" "$2" 1 $? gemm median_ms min_ms max_ms ms
+    mresult "$1" "$mlabel" 1 $? gemm median_ms min_ms max_ms ms
   }
   mexample() {  # mexample SECTION POLICY RUN KIND ARGS...: one process of StarPU's sgemm or LU example
     local sec=$1 pol=$2 run=$3 kind=$4; shift 4
@@ -378,16 +432,20 @@ PY
     mresult calibration gemm-dmdas 1 $? gemm median_ms min_ms max_ms ms
   fi
   if msection lwt-gpu dmdar "LWT ${lwt_size}^2, 4 levels, $lwt_units units, the GPU alone ($gpu_env), median of $lwt_repeat after $lwt_warmup in one process"; then
-    for p in ${MECH_LWT_GPU_POLICIES:-$ours dmdar dmdas}; do mlwt lwt-gpu "$p" "$gpu_env"; done
+    for p in ${MECH_LWT_GPU_POLICIES:-$ours dmdar dmdas eager}; do mlwt lwt-gpu "$p" "$gpu_env"; done
     msummary
   fi
   co_text=${co_env:-StarPU\'s default workers}
   if msection lwt-co dmdas "the same LWT on CPUs + GPU ($co_text)"; then
-    for p in ${MECH_LWT_CO_POLICIES:-fnn-dtps fnn boyer dtps even dmdas}; do mlwt lwt-co "$p" "$co_env"; done
+    for p in ${MECH_LWT_CO_POLICIES:-fnn-dtps fnn boyer dtps even dmdas dmdar eager}; do mlwt lwt-co "$p" "$co_env"; done
+    msummary
+  fi
+  if msection gemm-gpu dmdar "our gemm ${gemm_size}^3 float, tile $tile, the GPU alone ($gpu_env), median of iterations 1-$((gemm_iter - 1))"; then
+    for p in ${MECH_GEMM_GPU_POLICIES:-fnn-dtps dmdar dmdas eager}; do mgemm gemm-gpu "$p" "$gpu_env"; done
     msummary
   fi
   if msection gemm-co dmdas "our gemm ${gemm_size}^3 float, tile $tile, CPUs + GPU, median of iterations 1-$((gemm_iter - 1)) (0 calibrates)"; then
-    for p in ${MECH_GEMM_POLICIES:-fnn-dtps fnn boyer dtps dmdas}; do mgemm gemm-co "$p" "$co_env"; done
+    for p in ${MECH_GEMM_POLICIES:-fnn-dtps fnn boyer dtps dmdas dmdar}; do mgemm gemm-co "$p" "$co_env"; done
     msummary
   fi
   if msection sgemm2d dmdas "StarPU's sgemm -xy $sgemm_size -z $sgemm_size -nblocks $((sgemm_size / tile)) -iter $sgemm_iter (2D), CPUs + GPU, ms per product"; then
