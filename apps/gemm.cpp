@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <climits>
 #include <cmath>
 #include <cstdint>
@@ -109,8 +108,10 @@ Options parse(int argc, char** argv) {
   const double e = o.single ? 4 : 8;
   const double m = o.m, n = o.n, k = o.k;
   const double need = (m * k + k * n + m * n) * e + (o.check ? m * n * 8 : 0);
+  if (o.check && apps::kSimulated)
+    throw UsageError("--check needs real products; StarPU's SimGrid build computes none");
   const double have = physical_memory_bytes();
-  if (have > 0 && need > 0.9 * have) {
+  if (!apps::kSimulated && have > 0 && need > 0.9 * have) {  // simulated matrices stay untouched
     char msg[200];
     std::snprintf(msg, sizeof msg, "%d x %d x %d needs %.1f GiB of host memory but this machine has %.1f GiB; "
                   "use smaller sizes", o.m, o.n, o.k, need / 1073741824.0, have / 1073741824.0);
@@ -191,10 +192,12 @@ int run(const Options& o) {
   std::vector<Totals> totals;
   {
     apps::StarpuSession session;
-    fill(a.get(), a.count, 1);
-    fill(b.get(), b.count, 2);
-    std::memset(c.get(), 0, c.bytes);  // touch C's pages before the timing
-    if (session.cuda_workers() > 0) {
+    if (!apps::kSimulated) {
+      fill(a.get(), a.count, 1);
+      fill(b.get(), b.count, 2);
+      std::memset(c.get(), 0, c.bytes);  // touch C's pages before the timing
+    }
+    if (session.cuda_workers() > 0 && !apps::kSimulated) {
       bool ok = true;
       for (auto* hm : {&a, &b, &c}) {
         hm->pinned = starpu_memory_pin(hm->get(), hm->bytes) == 0;
@@ -206,18 +209,18 @@ int run(const Options& o) {
 
     const int mt = gemm::tile_count(m, o.tile), nt = gemm::tile_count(n, o.tile), kt = gemm::tile_count(k, o.tile);
     std::printf("gemm: %s C(%d x %d) = A(%d x %d) B(%d x %d), column-major, tile %d: %d x %d x %d tiles, "
-                "%lld tasks, edge tiles %d x %d x %d; policy %s, %u CPU + %u CUDA workers\n",
+                "%lld tasks, edge tiles %d x %d x %d; policy %s, %u CPU + %u CUDA workers%s\n",
                 o.single ? "sgemm" : "dgemm", m, n, m, k, k, n, o.tile, mt, nt, kt, gemm::task_count(m, n, k, o.tile),
                 gemm::tile_extent(m, o.tile, mt - 1), gemm::tile_extent(n, o.tile, nt - 1),
                 gemm::tile_extent(k, o.tile, kt - 1), session.policy().c_str(), session.cpu_workers(),
-                session.cuda_workers());
+                session.cuda_workers(), apps::kSimulated ? " (simulated: no data computed)" : "");
     const gemm::Matrix<const T> ma{a.get(), m, k, m}, mb{b.get(), k, n, k};
     const gemm::Matrix<T> mc{c.get(), m, n, m};
     std::vector<gemm::WorkerStats> stats;
     for (int it = 0; it < o.iter; ++it) {
-      const auto t0 = std::chrono::steady_clock::now();
+      const double t0 = starpu_timing_now();  // simulated time under simulation
       gemm::multiply(ma, mb, mc, o.tile, false, &stats);
-      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const double s = (starpu_timing_now() - t0) * 1e-6;
       const bool timed = it > 0 || o.iter == 1;
       std::printf("iter %d: %.3f ms, %.2f GFLOP/s%s\n", it, s * 1e3, flops / s * 1e-9,
                   timed ? "" : " (calibration)");

@@ -3,10 +3,21 @@
 // clear line instead of StarPU's fallback.
 #pragma once
 
+#include <starpu_config.h>
+
 #include <stdexcept>
 #include <string>
 
 namespace apps {
+
+// StarPU's SimGrid build (DESIGN §8): codelets do not run and time is simulated, so the apps
+// neither fill nor check data (host buffers stay untouched, hence unmapped) and time by
+// starpu_timing_now().
+#ifdef STARPU_SIMGRID
+constexpr bool kSimulated = true;
+#else
+constexpr bool kSimulated = false;
+#endif
 
 // A user error: main prints "<prog>: <what()>" and exits with status 2.
 struct UsageError : std::runtime_error {

@@ -21,6 +21,7 @@
 #include <type_traits>
 
 #include "codelets/gemm.hpp"
+#include "codelets/simulated.hpp"
 #ifdef FNNDTPS_HAVE_CUDA
 #include <starpu_cublas_v2.h>
 
@@ -173,9 +174,11 @@ struct Codelet {
     cl.name = name;
     cl.cpu_funcs[0] = cpu_func<T>;
     cl.cpu_funcs_name[0] = std::is_same_v<T, float> ? "fnndtps_sgemm_tile_cpu" : "fnndtps_dgemm_tile_cpu";
-#ifdef FNNDTPS_HAVE_CUDA
+#if defined(FNNDTPS_HAVE_CUDA)
     cl.cuda_funcs[0] = cuda_func<T>;
     cl.cuda_flags[0] = STARPU_CUDA_ASYNC;
+#elif defined(STARPU_SIMGRID)
+    cl.cuda_funcs[0] = codelets::simulated_only;
 #endif
     cl.nbuffers = STARPU_VARIABLE_NBUFFERS;  // A (R), B (R), C (W or RW), modes per task
     cl.model = &model;

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "codelets/lifting.hpp"
+#include "codelets/simulated.hpp"
 #ifdef FNNDTPS_HAVE_CUDA
 #include "codelets/cuda/lifting_cuda.hpp"
 #endif
@@ -55,6 +56,7 @@ const char* const kOpNames[kNumOps] = {
 // the step, and for halo writers the region the halos come from.
 struct Args {
   int op, unit, h, w, above, below, step, dir, halo_h, halo_w;
+  int image_w;  // the image's width: the row stride of the strips (footprint)
 };
 
 struct Matrix {
@@ -218,10 +220,11 @@ void cuda_func(void* buffers[], void* cl_arg) {
 #endif
 
 // History-based models keyed by the work, not the handles: one unit handle serves every
-// level, so the footprint hashes the operation, region and step.
+// level, so the footprint hashes the operation, region and step, and the image's width (a
+// region of one shape costs a GPU differently when its rows lie further apart).
 uint32_t footprint(struct starpu_task* task) {
   const Args& a = *static_cast<const Args*>(task->cl_arg);
-  const int key[6] = {a.op, a.h, a.w, a.step, a.dir, a.above * 2 + a.below};
+  const int key[7] = {a.op, a.h, a.w, a.step, a.dir, a.above * 2 + a.below, a.image_w};
   return starpu_hash_crc32c_be_n(key, sizeof key, 0);
 }
 
@@ -239,9 +242,11 @@ struct Codelets {
       c.name = kOpNames[op];
       c.cpu_funcs[0] = cpu_func;
       c.cpu_funcs_name[0] = "lwt_cpu_func";
-#ifdef FNNDTPS_HAVE_CUDA
+#if defined(FNNDTPS_HAVE_CUDA)
       c.cuda_funcs[0] = cuda_func;
       c.cuda_flags[0] = STARPU_CUDA_ASYNC;
+#elif defined(STARPU_SIMGRID)
+      c.cuda_funcs[0] = codelets::simulated_only;
 #endif
       c.nbuffers = STARPU_VARIABLE_NBUFFERS;
       c.model = &m;
@@ -349,6 +354,7 @@ Args region(const Plan& p, int l, int k) {
   a.unit = k;
   a.h = p.unit_rows(l, k);
   a.w = p.cols(l);
+  a.image_w = p.width();
   a.above = p.has_above(k);
   a.below = p.has_below(k);
   return a;

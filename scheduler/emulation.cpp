@@ -1,21 +1,20 @@
 #include "scheduler/emulation.hpp"
 
+#include <starpu.h>
+
 #include <atomic>
 #include <cmath>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <mutex>
 #include <set>
 #include <sstream>
 #include <stdexcept>
-#include <thread>
 
+// StarPU's clock and sleep: simulated time under its SimGrid build (DESIGN §8), where a real
+// sleep would stall the simulation instead of stretching the task.
 namespace emu {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 struct State {
   std::map<int, double> factors;
@@ -25,9 +24,7 @@ struct State {
   std::set<int> gpu_class;
   std::string gpu_text;
   std::atomic<long> tasks{0};
-  std::atomic<bool> started{false};
-  Clock::time_point t0;
-  std::mutex start_mutex;
+  std::atomic<double> t0_us{-1};  // the first task's start, -1 before
 };
 
 double parse_number(const std::string& what, const std::string& v) {
@@ -45,7 +42,7 @@ void load(State& s) {
   s.gpu_class.clear();
   s.gpu_text.clear();
   s.tasks = 0;
-  s.started = false;
+  s.t0_us = -1;
   if (const char* v = std::getenv("FNNDTPS_EMULATED_GPUS"); v && *v) {
     s.gpu_text = v;
     std::stringstream in(v);
@@ -95,17 +92,13 @@ State& state() {
 bool switched_on(State& s) {
   if (s.tasks.load(std::memory_order_relaxed) < s.after_tasks) return false;
   if (s.after_ms <= 0) return true;
-  if (!s.started.load()) return false;
-  return std::chrono::duration<double, std::milli>(Clock::now() - s.t0).count() >= s.after_ms;
+  const double t0 = s.t0_us.load(std::memory_order_relaxed);
+  return t0 >= 0 && starpu_timing_now() - t0 >= 1e3 * s.after_ms;
 }
 
 void note_start(State& s) {
-  if (s.started.load(std::memory_order_acquire)) return;
-  std::lock_guard<std::mutex> lock(s.start_mutex);
-  if (!s.started.load()) {
-    s.t0 = Clock::now();
-    s.started.store(true, std::memory_order_release);
-  }
+  double none = -1;
+  if (s.t0_us.load(std::memory_order_relaxed) < 0) s.t0_us.compare_exchange_strong(none, starpu_timing_now());
 }
 
 }  // namespace
@@ -129,7 +122,7 @@ void stretch(int worker, double seconds) {
   if (s.factors.empty()) return;
   const double f = factor(worker);
   s.tasks.fetch_add(1, std::memory_order_relaxed);
-  if (f > 1.0 && seconds > 0) std::this_thread::sleep_for(std::chrono::duration<double>((f - 1.0) * seconds));
+  if (f > 1.0 && seconds > 0) starpu_usleep(float((f - 1.0) * seconds * 1e6));
 }
 
 std::string describe() {

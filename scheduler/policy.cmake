@@ -1,7 +1,7 @@
 # Emulated slowdowns: used by our codelets and reported by the policies.
 add_library(fnndtps_emulation STATIC ${CMAKE_CURRENT_LIST_DIR}/emulation.cpp)
 target_include_directories(fnndtps_emulation PUBLIC ${PROJECT_SOURCE_DIR})
-target_link_libraries(fnndtps_emulation PRIVATE fnndtps_warnings)
+target_link_libraries(fnndtps_emulation PRIVATE fnndtps_warnings PUBLIC PkgConfig::STARPU)
 
 # The policies: a static library the bundled apps link, and libfnndtps.so for STARPU_SCHED_LIB.
 add_library(fnndtps_sched STATIC

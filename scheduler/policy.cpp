@@ -76,30 +76,36 @@ constexpr std::size_t kTrainEvery = 32;
 constexpr std::size_t kTunePerWorker = 4;  // online steps per worker at each later training
 constexpr double kStealEveryUs = 1000;     // an idle worker looks for work to take this often
 constexpr std::size_t kStealScan = 4;      // ... among the victim's last queued tasks
+constexpr double kIdleCheckUs = 100;       // an idle worker looks at the batch this often
 
 // What the policy knows of one codelet: per-worker speeds and the FNN that predicts them.
 struct CodeletState {
   explicit CodeletState(std::size_t n)
-      : measured(new std::atomic<double>[n]),
-        speed(new std::atomic<double>[n]),
+      : speed(new std::atomic<double>[n]),
         timed(new std::atomic<int>[n]),
-        runs(new std::atomic<long>[n]),
+        eligible(new std::atomic<signed char>[n]),
+        done(new Done[n]),
         cp_measured(n, 0.0),
         runs_seen(n, 0) {
-    for (std::size_t w = 0; w < n; ++w) measured[w] = 0.0, speed[w] = 1.0, timed[w] = 0, runs[w] = 0;
+    for (std::size_t w = 0; w < n; ++w) speed[w] = 1.0, timed[w] = 0, eligible[w] = -1;
   }
+  // What one worker writes at each of its task ends, on a cache line of its own: sixteen
+  // workers ending tasks together would otherwise contend for one line.
+  struct alignas(64) Done {
+    std::atomic<double> measured{0};    // EWMA of work/us, 0 untimed
+    std::atomic<long> runs{0};          // tasks timed
+    std::atomic<double> batch_work{0};  // done in this batch
+  };
   std::string name;
-  std::unique_ptr<std::atomic<double>[]> measured;  // EWMA of work/us per worker, 0 untimed
+  // Read by push for every worker: written rarely.
   std::unique_ptr<std::atomic<double>[]> speed;     // what push uses (cost.hpp)
   std::unique_ptr<std::atomic<int>[]> timed;        // 0 untimed, 1 a first task queued, 2 timed
-  std::unique_ptr<std::atomic<long>[]> runs;        // tasks timed per worker
+  std::unique_ptr<std::atomic<signed char>[]> eligible;  // can_run's cache: -1 unknown, 0, 1
+  std::unique_ptr<Done[]> done;
   std::atomic<bool> stale{true};
   std::atomic<bool> all_timed{false};    // no member left untimed (a hint: re-checked when false)
   std::atomic<double> speeds_us{-1e300};
   std::atomic<double> alpha{-1};         // DTPS's CPU-class share, < 0 until learned
-  // Done in this batch, added to by every worker without a read-modify-write: a lost add only
-  // blurs which codelet dominates the batch (dtps_feedback), so no contended atomic per task.
-  std::atomic<double> batch_work{0};
   Mutex mutex;                           // the rest
   std::vector<double> cp_measured;       // per worker: CP averaged as `measured` is (cost.hpp)
   std::vector<long> runs_seen;           // `runs` at the last refresh
@@ -181,8 +187,10 @@ struct WorkerSlot {
   std::atomic<double> pipe_end{0};  // when the tasks it popped are expected to end
   std::vector<Running> running;
   double last_end_us = 0;
-  double steal_us = -1e300;
-  fnn::Features features{};
+  double steal_us = -1e300, idle_check_us = -1e300;
+  fnn::Features features{};       // at its running task's start
+  Mutex latest_mutex;              // sample_features writes, pre_exec trylocks
+  fnn::Features latest{};
   double window_us = -1e300, busy_at_window = 0;
   double peak_F = 0, emulated = 1;
   std::vector<PendingSample> pending;
@@ -198,6 +206,7 @@ struct Policy {
   Config cfg;
   bool rebalance = false;
   bool one_node = false;  // main memory only (no GPU): no transfers to estimate, nothing to prefetch
+  bool cache_eligibility = true;  // can_run may cache
   std::atomic<bool> has_cpu{false};  // a CPU worker among the members
   std::vector<WorkerSlot> workers;  // by StarPU worker id; `member` says which are ours
   CodeletTable codelets;
@@ -324,6 +333,8 @@ void sample_features(Policy& p, double now) {
       p.probe->set_measured_peak(w, s.peak_F / e);
     }
     f[w] = live_features(p, w);
+    std::lock_guard<Mutex> lg(s.latest_mutex);
+    s.latest = f[w];
   }
   std::lock_guard<Mutex> fg(p.features_mutex);
   p.features = std::move(f);
@@ -341,7 +352,7 @@ void refresh_speeds(Policy& p, CodeletState& c, double now) {
   SpeedInputs in;
   in.measured.resize(n);
   in.gpu.resize(n);
-  for (std::size_t w = 0; w < n; ++w) in.measured[w] = get(c.measured[w]), in.gpu[w] = p.workers[w].gpu;
+  for (std::size_t w = 0; w < n; ++w) in.measured[w] = get(c.done[w].measured), in.gpu[w] = p.workers[w].gpu;
   if (c.model && c.trained) {  // seed 000 eq. 7: CP_i predicted from the live features
     in.ability.resize(n);
     std::vector<fnn::Features> f;
@@ -354,7 +365,7 @@ void refresh_speeds(Policy& p, CodeletState& c, double now) {
       const double cp = ability_from_cp(c.model->predict(f[w]));
       in.ability[w] = cp;
       // CP averaged over the tasks since, with the weights `measured` gave their timings.
-      const long runs = c.runs[w].load(std::memory_order_relaxed), fresh = runs - c.runs_seen[w];
+      const long runs = c.done[w].runs.load(std::memory_order_relaxed), fresh = runs - c.runs_seen[w];
       c.runs_seen[w] = runs;
       const double keep = c.cp_measured[w] > 0 ? std::pow(1 - kEwma, double(fresh)) : 0;
       if (fresh > 0 || c.cp_measured[w] <= 0) c.cp_measured[w] = keep * c.cp_measured[w] + (1 - keep) * cp;
@@ -396,6 +407,22 @@ double missing_on(starpu_task* task, unsigned node) {
     missing += !valid;
   }
   return missing;
+}
+
+// Whether worker w can run the task (its context aside): StarPU's answer, cached per codelet
+// for tasks that carry no restriction of their own (no workerids, no can_execute, the
+// codelet's `where`): the answer then depends on the worker's implementations only. Workers
+// blocked in a parallel context are left out by the collection's parallel-task iterator
+// already; under STARPU_DATA_LOCALITY_ENFORCE the answer depends on the data: not cached.
+bool can_run(const Policy& p, CodeletState& c, starpu_task* task, int w) {
+  if (!p.cache_eligibility || task->workerids_len || task->cl->can_execute || uint32_t(task->where) != task->cl->where)
+    return starpu_worker_can_execute_task_first_impl(unsigned(w), task, nullptr);
+  signed char e = c.eligible[w].load(std::memory_order_relaxed);
+  if (e < 0) {
+    e = starpu_worker_can_execute_task_first_impl(unsigned(w), task, nullptr) ? 1 : 0;
+    c.eligible[w].store(e, std::memory_order_relaxed);
+  }
+  return e == 1;
 }
 
 // ------------------------------------------------------------------ batches
@@ -447,7 +474,9 @@ void dtps_feedback(Policy& p) {
   CodeletState* dominant = nullptr;
   double most = 0;
   p.codelets.each([&](CodeletState& c) {
-    if (get(c.batch_work) > most) most = get(c.batch_work), dominant = &c;
+    double work = 0;
+    for (std::size_t w = 0; w < p.workers.size(); ++w) work += get(c.done[w].batch_work);
+    if (work > most) most = work, dominant = &c;
   });
   if (!dominant) return;
   double busy[2] = {0, 0}, work[2] = {0, 0};
@@ -477,7 +506,7 @@ void end_batch(Policy& p, bool force) {
   p.codelets.each([&](CodeletState& c) {
     std::lock_guard<Mutex> cg(c.mutex);
     train(p, c);
-    c.batch_work = 0;
+    for (std::size_t w = 0; w < p.workers.size(); ++w) c.done[w].batch_work = 0;
   });
   for (WorkerSlot& s : p.workers) s.batch_busy_us = 0, s.batch_work = 0;
   p.in_batch = false;
@@ -520,6 +549,8 @@ void init(unsigned ctx, SpeedSource source) {
     p->cfg = Config::from_env();
     p->rebalance = p->cfg.rebalance >= 0 ? p->cfg.rebalance == 1 : uses_fnn(*p);
     p->one_node = starpu_memory_nodes_get_count() == 1;
+    const char* locality = starpu_getenv("STARPU_DATA_LOCALITY_ENFORCE");
+    p->cache_eligibility = !locality || std::atoi(locality) == 0;
     std::vector<WorkerSpec> specs;
     for (std::size_t w = 0; w < n; ++w) {
       WorkerSlot& s = p->workers[w];
@@ -751,7 +782,7 @@ void seed_from_models(Policy& p, CodeletState& c, starpu_task* task, unsigned ct
       len = starpu_task_worker_expected_length(task, unsigned(w), ctx, 0);
     int never = 0;
     if (std::isfinite(len) && len > 0 && c.timed[w].compare_exchange_strong(never, 2)) {
-      c.measured[w].store(work / len, std::memory_order_relaxed);
+      c.done[w].measured.store(work / len, std::memory_order_relaxed);
       c.stale = true;
     } else {
       all = false;
@@ -785,7 +816,7 @@ int push(starpu_task* task) {
       const int w = int(workers->get_next(workers, &it));
       WorkerSlot& s = p->workers[std::size_t(w)];
       // Its context, task->where, task->workerids and the codelet's can_execute.
-      if (!s.member || !starpu_worker_can_execute_task_first_impl(unsigned(w), task, nullptr)) continue;
+      if (!s.member || !can_run(*p, c, task, w)) continue;
       // A worker that has not run the codelet yet runs it first, to be measured (seed 000
       // §3.2: each worker times a first unit; dmda calibrates the same way). `even` needs no
       // measurement.
@@ -853,7 +884,7 @@ starpu_task* take_from_busiest(Policy& p, unsigned ctx, int w, double now) {
     if (c.timed[victim].load(std::memory_order_relaxed) != 2) return false;
     // The slower of the policy's speed and the measured one: a move is taken back only by the
     // next idle moment, and a core's GEMM tile can outlast the GPU's whole queue.
-    const double measured = c.measured[w].load(std::memory_order_relaxed);
+    const double measured = c.done[w].measured.load(std::memory_order_relaxed);
     const double speed = c.speed[w].load(std::memory_order_relaxed);
     const double run = t.work / (measured > 0 ? std::min(speed, measured) : speed);
     // Only a slip longer than half the task here: placement by expected finish already
@@ -903,6 +934,10 @@ starpu_task* pop(unsigned ctx) {
       if (!s.member || (s.cuda && (p->has_cpu.load(std::memory_order_relaxed) ||
                                    p->pending.load(std::memory_order_relaxed) != 0)))
         return nullptr;
+      // Idle workers poll: the batch counters push and post_exec write are read at most every
+      // kIdleCheckUs per worker, not at every poll (the batch gap is milliseconds).
+      if (now - s.idle_check_us < kIdleCheckUs) return nullptr;
+      s.idle_check_us = now;
       if (uses_fnn(*p)) sample_features(*p, now);  // only the FNN reads the live features
       if (batch_end_due(*p, now)) {
         // Training takes a while: let pushes to this worker through meanwhile.
@@ -935,8 +970,8 @@ void pre_exec(starpu_task* task, unsigned ctx) {
   auto* c = static_cast<CodeletState*>(task->sched_data);
   // The features at its start, as last sampled (sample_features): no probing on this thread.
   if (c->model) {
-    std::unique_lock<Mutex> g(p->features_mutex, std::try_to_lock);
-    if (g.owns_lock()) s.features = p->features[std::size_t(w)];
+    std::unique_lock<Mutex> g(s.latest_mutex, std::try_to_lock);
+    if (g.owns_lock()) s.features = s.latest;
   }
   s.running.push_back(Running{task, c, now, task_work(task), s.features});
 }
@@ -965,9 +1000,9 @@ void post_exec(starpu_task* task, unsigned ctx) {
     s.last_end_us = end;
     CodeletState& c = *r.codelet;
     const double rate = r.work / dt;  // seed 000 eq. 5: D / T
-    const double old = get(c.measured[w]);
-    c.measured[w].store(old > 0 ? (1 - kEwma) * old + kEwma * rate : rate, std::memory_order_relaxed);
-    c.runs[w].fetch_add(1, std::memory_order_relaxed);
+    const double old = get(c.done[w].measured);
+    c.done[w].measured.store(old > 0 ? (1 - kEwma) * old + kEwma * rate : rate, std::memory_order_relaxed);
+    c.done[w].runs.fetch_add(1, std::memory_order_relaxed);
     if (c.timed[w].exchange(2) != 2) c.stale = true;  // a first measurement changes the speeds
     if (c.model) s.pending.push_back(PendingSample{&c, r.features, rate});
     ++s.tasks;
@@ -980,7 +1015,7 @@ void post_exec(starpu_task* task, unsigned ctx) {
     s.work += r.work;
     add(s.batch_busy_us, dt);
     add(s.batch_work, r.work);
-    add(c.batch_work, r.work);
+    add(c.done[w].batch_work, r.work);
     // This task and any started before it on this worker have ended (a worker ends its tasks
     // in order); those never seen ending were StarPU's internal tasks.
     const long ended = long(it - s.running.begin()) + 1;

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# One-time set-up on Debian 12 as root: Debian packages, then StarPU 1.4 (with CUDA where
-# nvcc exists) built from Debian's source package into a cache outside the repository.
-# Re-running reuses the cached StarPU. Prints the prefix on its last line.
+# One-time set-up on Debian 12 as root: Debian packages, then StarPU 1.4 built twice from
+# Debian's source package into a cache outside the repository: natively (with CUDA where nvcc
+# exists) and for simulation (--enable-simgrid against Debian's SimGrid, DESIGN §8).
+# Re-running reuses the cached builds. Prints the native prefix on its last line; the
+# simulation prefix is in $CACHE_ROOT/current-simgrid.
 set -euo pipefail
 
 CACHE_ROOT=${FNNDTPS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fnndtps}
@@ -12,7 +14,7 @@ die() { echo "setup: $*" >&2; exit 1; }
 
 need_pkgs=(build-essential cmake pkg-config ccache libhwloc-dev libopenblas-dev libgtest-dev
            libnuma-dev libltdl-dev python3 python3-numpy python3-pywt python3-matplotlib
-           dpkg-dev ca-certificates)
+           dpkg-dev ca-certificates libsimgrid-dev)
 
 install_packages() {
   local missing=()
@@ -45,25 +47,28 @@ SRC
 
 have_cuda() { [[ -x $CUDA_DIR/bin/nvcc ]]; }
 
+# starpu_flags native|simgrid: the same build but for CUDA and SimGrid (maxcpus and maxcudadev
+# too: simulated platforms have up to 8 GPUs and 128 cores).
 starpu_flags() {
   local f=(--enable-maxcudadev=8 --enable-maxcpus=128 --disable-opencl --disable-fortran --disable-socl --disable-starpupy
            --disable-build-doc --disable-openmp --disable-starpurm --disable-hdf5 --disable-starpufft
            --disable-build-examples --disable-build-tests --disable-mpi)
-  if have_cuda; then f+=(--enable-cuda "--with-cuda-dir=$CUDA_DIR"); else f+=(--disable-cuda); fi
+  if [[ $1 == simgrid ]]; then f+=(--disable-cuda --enable-simgrid)
+  elif have_cuda; then f+=(--enable-cuda "--with-cuda-dir=$CUDA_DIR"); else f+=(--disable-cuda); fi
   echo "${f[@]}"
 }
 
-build_starpu() {
-  local version flags key prefix src work
+build_starpu() {  # build_starpu native|simgrid
+  local variant=$1 version flags key prefix src work
   add_unstable_sources
   version=$(apt-cache showsrc starpu 2>/dev/null | awk '/^Version:/{print $2}' | sort -V | tail -1)
   [[ -n $version ]] || die "no StarPU source package found in Debian's sources; check the network and 'apt-get update'"
   local upstream=${version%%-*}; upstream=${upstream#*:}; upstream=${upstream%%+*}
   [[ $upstream == 1.4.* ]] || die "Debian's StarPU source is $upstream, but this project needs StarPU 1.4.x"
-  flags=$(starpu_flags)
+  flags=$(starpu_flags "$variant")
   key=$(echo "$upstream $flags" | sha1sum | cut -c1-10)
   prefix=$CACHE_ROOT/starpu-$upstream-$key
-  if [[ -f $prefix/.complete ]]; then log "reusing StarPU $upstream at $prefix"; echo "$prefix"; return; fi
+  if [[ -f $prefix/.complete ]]; then log "reusing StarPU $upstream ($variant) at $prefix"; echo "$prefix"; return; fi
 
   work=$CACHE_ROOT/src-$upstream-$key
   rm -rf "$work"; mkdir -p "$work"
@@ -83,22 +88,25 @@ s2 = re.sub(r'props\[devid\]\.computeMode',
 open(p, 'w').write(s2)
 PY
   fi
-  log "configuring StarPU $upstream ($flags)"
+  log "configuring StarPU $upstream, $variant ($flags)"
   mkdir -p "$work/build"
   (cd "$work/build" && CC="ccache gcc" CXX="ccache g++" "$src/configure" --prefix="$prefix" $flags \
       >"$work/configure.log" 2>&1) || { tail -30 "$work/configure.log" >&2; die "StarPU configure failed (log: $work/configure.log)"; }
-  log "building StarPU with $JOBS jobs (several minutes)"
+  log "building StarPU ($variant) with $JOBS jobs (several minutes)"
   (cd "$work/build" && make -j"$JOBS" >"$work/make.log" 2>&1 && make install >>"$work/make.log" 2>&1) \
       || { tail -30 "$work/make.log" >&2; die "StarPU build failed (log: $work/make.log)"; }
   echo "$src" >"$prefix/.source"
   touch "$prefix/.complete"
-  log "StarPU $upstream installed at $prefix"
+  log "StarPU $upstream ($variant) installed at $prefix"
   echo "$prefix"
 }
 
 install_packages
 mkdir -p "$CACHE_ROOT"
-prefix=$(build_starpu)
+sim=$(build_starpu simgrid)
+[[ -f $sim/.complete ]] || die "StarPU (simgrid) set-up did not complete"
+echo "$sim" >"$CACHE_ROOT/current-simgrid"
+prefix=$(build_starpu native)
 [[ -f $prefix/.complete ]] || die "StarPU set-up did not complete"
 echo "$prefix" >"$CACHE_ROOT/current"
 echo "$prefix"

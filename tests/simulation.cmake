@@ -1,0 +1,8 @@
+# Simulation (DESIGN §8), built against StarPU's SimGrid build: the apps under every policy
+# on the simulated GPU machine (tests/simulation.sh).
+if(TARGET lwt2d AND TARGET gemm AND TARGET fnndtps)
+  add_test(NAME simulation_runs
+           COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/simulation.sh $<TARGET_FILE:lwt2d> $<TARGET_FILE:gemm>
+                   $<TARGET_FILE:fnndtps> ${PROJECT_SOURCE_DIR})
+  set_tests_properties(simulation_runs PROPERTIES TIMEOUT 900)
+endif()
