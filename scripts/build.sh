@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
 # Configures and builds the project into build/ (BUILD_DIR overrides) against the StarPU
-# that scripts/setup.sh installed. CUDA parts are built where nvcc exists.
+# that scripts/setup.sh installed. CUDA parts are built where nvcc exists. With
+# FNNDTPS_SIMULATION=1: against the SimGrid build of StarPU, into build-sim/ (DESIGN §8).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+if [[ ${FNNDTPS_SIMULATION:-0} == 1 ]]; then
+  export STARPU_PREFIX=${STARPU_SIMGRID_PREFIX:-$(cat "${FNNDTPS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fnndtps}/current-simgrid" 2>/dev/null)}
+  [[ -d ${STARPU_PREFIX:-/nonexistent}/lib ]] || { echo "build: StarPU's SimGrid build is not set up; run scripts/setup.sh" >&2; exit 1; }
+  default_build=$root/build-sim
+else
+  default_build=$root/build
+fi
 source "$root/scripts/env.sh"
 [[ -n ${STARPU_PREFIX:-} ]] || { echo "build: StarPU is not set up; run scripts/setup.sh" >&2; exit 1; }
-build=${BUILD_DIR:-$root/build}
+build=${BUILD_DIR:-$default_build}
 # A build configured against another StarPU (CMake caches pkg-config's answer) starts afresh:
 # mixing one StarPU's headers with another's library breaks structure layouts.
 if [[ -f $build/CMakeCache.txt && "$(cat "$build/.starpu_prefix" 2>/dev/null)" != "$STARPU_PREFIX" ]]; then

@@ -3,6 +3,6 @@
 if(TARGET lwt2d AND TARGET gemm AND TARGET fnndtps)
   add_test(NAME simulation_runs
            COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/simulation.sh $<TARGET_FILE:lwt2d> $<TARGET_FILE:gemm>
-                   $<TARGET_FILE:fnndtps> ${PROJECT_SOURCE_DIR})
+                   $<TARGET_FILE:fnndtps> ${PROJECT_SOURCE_DIR} ${STARPU_LIBRARY_DIRS})
   set_tests_properties(simulation_runs PROPERTIES TIMEOUT 900)
 endif()
