@@ -9,6 +9,7 @@ results.csv, compare.png and one log per run.
                    [--reps 5] [--warmup 2] [--policies P,...] [--perturb none,gpu50,cpu,emulated]
                    [--gpus 1,2,4,8] [--out DIR] [--quick] [--timeout S] ... (--help lists every option)
   bench/compare.py --from-csv OUT/results.csv --out DIR     (the table and the PNG again)
+  bench/compare.py --simulate h200x4 [--apps lwt2d,gemm] ...  (the same on a SimGrid-simulated node)
 
 Conditions (--perturb):
   none       stable: nothing else runs.
@@ -39,6 +40,21 @@ workers the co-run has.
   default), or T_f = f T_1 from one unslowed worker (--bound computed); under `emulated` both
   run under `even`, without FNNDTPS_EMULATED_GPUS (it names the co-run's workers).
 
+Simulation (--simulate PLATFORM: h200, h200x2, h200x4, h200x8, seed2017; bench/platforms/README.md):
+the same table, CSV and PNG from StarPU's SimGrid build (--build defaults to build-sim). The
+platform is derived from the calibrated models (--sim-models, default bench/platforms/h200/sampling)
+by bench/platforms/make_platform.py into OUT/platform at the start; every process gets
+STARPU_PERF_MODEL_DIR, STARPU_HOSTNAME, STARPU_PERF_MODEL_HOMOGENEOUS_CUDA (1 for h200*, 0 for
+seed2017), STARPU_CALIBRATE_MINIMUM=2, STARPU_HOME=OUT/starpu-home and LD_LIBRARY_PATH with the
+SimGrid StarPU's lib ($STARPU_SIMGRID_PREFIX, else ~/.cache/fnndtps/current-simgrid); OUT/simulate.env
+lists them. The workers come from the platform's bus/NAME.config (StarPU's default: one CPU
+worker per CPU host less one per GPU); lwt2d gets --units from bench/sim_units.py (the units the
+models were calibrated at) unless --units is given. Only `none` is simulated (gpuNN, cpuNN and
+emulated need real hardware: skipped with a note); StarPU's sgemm/dgemm examples are not built
+for simulation (skipped with a note). Every time is simulated time, the same on every run of a
+configuration: --reps 2 (lwt2d prints its median from 2 timed runs on) and --warmup 1 by default.
+A run that needs a model the calibration never measured stops the bench (exit 2, one line).
+
 Learned models: every (app, condition, policy) gets its own FNNDTPS_MODEL_DIR under OUT/models,
 emptied at the start (--keep-models keeps them): what our policies learn carries across the sizes
 of one condition, never across conditions. StarPU's own performance models stay where StarPU keeps
@@ -62,6 +78,8 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
+
+import simulate  # bench/simulate.py: --simulate PLATFORM
 
 OURS = ["fnn-dtps", "fnn", "dtps", "boyer", "even"]
 BUILTINS = ["eager", "lws", "dmda", "dmdar", "dmdas", "heteroprio"]
@@ -196,13 +214,15 @@ class Lwt2d(App):
         return self.args.lwt_sizes
 
     def setup(self, size):
-        return f"{size}x{size}, {self.args.levels} levels forward"
+        units = self.args.units or (simulate.units(size) if self.args.simulate else 0)
+        return f"{size}x{size}, {self.args.levels} levels forward" + (f", {units} units" if units else "")
 
     def command(self, size):
         cmd = [self.binary, "demo", "--size", str(size), "--levels", str(self.args.levels),
                "--repeat", str(self.args.reps), "--warmup", str(self.args.warmup)]
-        if self.args.units:
-            cmd += ["--units", str(self.args.units)]
+        units = self.args.units or (simulate.units(size) if self.args.simulate else 0)
+        if units:
+            cmd += ["--units", str(units)]
         return cmd
 
     def parse(self, out, size):
@@ -324,6 +344,10 @@ class Machine:
 
 
 def detect_machine(args):
+    if args.simulate:  # the platform's counts, not this machine's
+        hosts, cuda, gpus = simulate.machine_counts(args.sim_info)
+        return Machine(hosts, args.ncpu or max(1, hosts - cuda), cuda, gpus,
+                       f"the platform's bus/{args.simulate}.config (StarPU's default workers)")
     nproc = os.cpu_count() or 1
     gpus = []
     if shutil.which("nvidia-smi"):
@@ -504,10 +528,12 @@ def make_conditions(args, machine):
                     c.classes.append(WorkerClass(name, env, count, how, policy))
                 c.bound_how = ("measured: T* = 1/sum(n_k/T_k), T_k one worker alone"
                                + (under if kind == "emulated" else "") + ", n_k workers like it")
+        if args.simulate and cname != "none":
+            c.skip_note = "needs real hardware; a simulated run has only the stable condition (none)"
         conds.append(c)
     if args.gpus:
         fewest = min(args.gpus)
-        if any(c.name.startswith("gpu") for c in conds) and args.perturb_gpu >= fewest:
+        if not args.simulate and any(c.name.startswith("gpu") for c in conds) and args.perturb_gpu >= fewest:
             die(f"--perturb-gpu {args.perturb_gpu}: with --gpus {fewest} the co-run uses only CUDA device"
                 + (" 0" if fewest == 1 else f"s 0-{fewest - 1}") + "; the perturbed GPU must be one the co-run uses")
         conds = [at_gpu_count(c, k, args.ncpu or machine.cpu) for c in conds for k in args.gpus]
@@ -614,6 +640,8 @@ def measure(app, size, policy, cond, extra, args, logpath):
     argv = app.command(size)
     if app.in_process:
         rc, out, err, timed_out = run_process(argv, env, args.timeout, logpath, run_env)
+        if args.simulate:
+            simulate.check_models(out + err, app, size, args)
         if timed_out:
             return Measure(status="timeout", note=f"no result within {args.timeout} s", log=logpath)
         m = app.parse(out, size) if rc == 0 else None
@@ -715,7 +743,8 @@ def run_all(args, machine, apps, conds):
                 row.reps = run_args.reps
                 row.m = measure(run_app, size, what.policy if is_class else what, cond, extra, run_args, logpath)
                 if row.m.status == "ok":
-                    print(f" {row.m.median_ms:.2f} ms (min {row.m.min_ms:.2f}, max {row.m.max_ms:.2f})"
+                    print(f" {row.m.median_ms:.2f} ms{' simulated' if args.simulate else ''}"
+                          f" (min {row.m.min_ms:.2f}, max {row.m.max_ms:.2f})"
                           f" [{time.monotonic() - t0:.1f} s]", file=sys.stderr, flush=True)
                 else:
                     print(f" {row.m.status.upper()}: {row.m.note}", file=sys.stderr, flush=True)
@@ -751,6 +780,11 @@ def ratios(rows):
 # ---------------------------------------------------------------------------------------------
 # Output: table, CSV, plot.
 
+def is_simulated(args, rows):
+    """Simulated times: --simulate, or (--from-csv) rows whose condition says so."""
+    return bool(getattr(args, "simulate", None)) or any("simulated" in r.cond.detail for r in rows)
+
+
 def write_table(args, rows, bounds, header):
     lines = header[:]
     lines.append("ours: " + " ".join(OURS) + "; vs_best: median / best built-in's median (same app, size,"
@@ -758,7 +792,11 @@ def write_table(args, rows, bounds, header):
     lines.append("")
     width = max([10] + [len(r.cond.label) for r in rows])  # "gpu50, 4 GPUs" under --gpus
     fmt_row = "{:<13} {:>6} {:<%d} {:<16} {:>10} {:>10} {:>10} {:>8} {:>7}" % width
-    lines.append(fmt_row.format("app", "size", "perturb", "policy", "median_ms", "min_ms", "max_ms", "vs_best", "%bound"))
+    sim = is_simulated(args, rows)
+    if sim:
+        lines.append("every time below is simulated (SimGrid, ms of simulated time), not measured")
+    lines.append(fmt_row.format("app", "size", "perturb", "policy", *(("sim_median", "sim_min", "sim_max") if sim else
+                                ("median_ms", "min_ms", "max_ms")), "vs_best", "%bound"))
     seen = []
     for r in rows:
         key = (r.app, r.size, r.cond.name)
@@ -774,8 +812,8 @@ def write_table(args, rows, bounds, header):
             lines.append(fmt_row.format(r.app, r.size, r.cond.label, "(skipped)", "", "", "", "", "") +
                          f"  {group[0].m.note}")
             continue
-        lines.append(fmt_row.format(r.app, r.size, r.cond.label, "bound T*", fmt(b), "", "", "", "") +
-                     f"  from {parts}")
+        lines.append(fmt_row.format(r.app, r.size, r.cond.label, "bound T* (sim)" if sim else "bound T*", fmt(b),
+                                    "", "", "", "") + f"  from {parts}" + (" simulated" if sim else ""))
         skipped = {}  # note -> policies: one line each (the built-ins under emulation)
         for x in group:
             if x.kind == "class":
@@ -796,6 +834,7 @@ def write_table(args, rows, bounds, header):
         if ok:
             best = min(ok, key=lambda x: x.m.median_ms)
             lines.append(f"{'':<13} {'':>6} {'':<{width}} best co-run: {best.policy} {best.m.median_ms:.2f} ms"
+                         + (" simulated" if sim else "")
                          + (f", {best.pct_bound:.1f}% of the bound" if best.pct_bound else ""))
     text = "\n".join(lines) + "\n"
     with open(os.path.join(args.out, "table.txt"), "w") as f:
@@ -924,7 +963,7 @@ def plot(args, rows, bounds, title):
                 bound_text.append(f"{cond.label} skipped")
             if b:
                 ax.axhline(b, color=colour, linestyle="--", linewidth=1.4, zorder=3)
-                bound_text.append(f"{cond.label} {b:.3g} ms" +
+                bound_text.append(f"{cond.label} {b:.3g} ms" + (" sim" if is_simulated(args, rows) else "") +
                                   (" (built-ins skipped)" if any(x.m.status == "skipped" and x.policy not in OURS
                                                                  for x in runs) else ""))
         top = top or 1.0
@@ -936,7 +975,7 @@ def plot(args, rows, bounds, title):
                 lbl.set_color("#1B5E20")
         ax.set_xlim(-0.5, len(policies) - 0.5)
         ax.set_ylim(0, top)
-        ax.set_ylabel("time (ms), lower is better")
+        ax.set_ylabel(("simulated " if is_simulated(args, rows) else "") + "time (ms), lower is better")
         # Four bounds a line; "; " between them when the labels have commas ("stable, 2 GPUs").
         sep = "; " if any("," in c.label for c in shown) else ", "
         bound_lines = [sep.join(bound_text[i:i + 4]) for i in range(0, len(bound_text), 4)]
@@ -982,10 +1021,15 @@ def parse_args(argv):
     ap = OneLineParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog="\n\n".join(__doc__.split("\n\n")[2:]))
-    ap.add_argument("--build", metavar="DIR", default="build", help="build folder with bin/ and lib/ (default: build)")
-    ap.add_argument("--apps", metavar="LIST", type=name_list, default=["lwt2d", "gemm", "starpu-sgemm"],
-                    help="lwt2d, gemm, starpu-sgemm, starpu-dgemm (default: the first three; "
-                         "absent programs are skipped with a note)")
+    ap.add_argument("--build", metavar="DIR", help="build folder with bin/ and lib/ (default: build; build-sim under --simulate)")
+    ap.add_argument("--simulate", metavar="PLATFORM",
+                    help="run on a SimGrid-simulated node: " + ", ".join(simulate.NAMES) + " (see Simulation below); "
+                         "default --reps 2 --warmup 1 there (simulated times are deterministic)")
+    ap.add_argument("--sim-models", metavar="DIR", help="--simulate: the calibrated StarPU sampling folder the "
+                    "platform is derived from (default bench/platforms/h200/sampling)")
+    ap.add_argument("--apps", metavar="LIST", type=name_list,
+                    help="lwt2d, gemm, starpu-sgemm, starpu-dgemm (default: the first three, lwt2d,gemm under "
+                         "--simulate; absent programs are skipped with a note)")
     ap.add_argument("--lwt-sizes", metavar="LIST", type=int_list, help="lwt2d surface sizes (default 8192,16384; quick 2048,4096)")
     ap.add_argument("--gemm-sizes", metavar="LIST", type=int_list, help="gemm matrix sizes (default 16384; quick 1024,2048)")
     ap.add_argument("--sgemm-sizes", metavar="LIST", type=int_list, help="sizes for StarPU's sgemm/dgemm (default: as --gemm-sizes)")
@@ -1030,13 +1074,16 @@ def parse_args(argv):
     ap.add_argument("--quick", action="store_true", help="small sizes and few runs, for CPU-only machines")
     args = ap.parse_args(argv)
     q = args.quick
+    sim = bool(args.simulate)
+    args.build = args.build or ("build-sim" if sim else "build")
+    args.apps = args.apps or (list(simulate.SIM_APPS) if sim else ["lwt2d", "gemm", "starpu-sgemm"])
     args.lwt_sizes = args.lwt_sizes or ([2048, 4096] if q else [8192, 16384])
     args.gemm_sizes = args.gemm_sizes or ([1024, 2048] if q else [16384])
     args.sgemm_sizes = args.sgemm_sizes or args.gemm_sizes
     args.levels = args.levels or (3 if q else 4)
     args.tile = args.tile or (256 if q else 1024)
-    args.reps = args.reps or 5
-    args.warmup = 2 if args.warmup is None else args.warmup
+    args.reps = args.reps or (2 if sim else 5)
+    args.warmup = (1 if sim else 2) if args.warmup is None else args.warmup
     args.timeout = args.timeout or (120 if q else 600)
     args.class_reps = args.class_reps or args.reps
     if args.gpus:  # a count given twice would run twice under one name
@@ -1080,10 +1127,22 @@ def main(argv):
     if args.from_csv:
         return replot(args)
     t_start = time.monotonic()
+    args.sim_info = None
+    if args.simulate:
+        env, args.sim_info = simulate.prepare(args)
+        os.environ.update(env)  # every process: clean_env starts from os.environ
+        dropped = [a for a in args.apps if a not in simulate.SIM_APPS]
+        if dropped:
+            log(f"compare.py: {','.join(dropped)} skipped: StarPU's example programs are not built for simulation")
+            args.apps = [a for a in args.apps if a in simulate.SIM_APPS]
     machine = detect_machine(args)
     if args.perturb is None:
-        args.perturb = ["none", "gpu50"] if machine.has_gpu else ["none", "emulated"]
+        args.perturb = ["none"] if args.simulate else ["none", "gpu50"] if machine.has_gpu else ["none", "emulated"]
     conds, factors, nworkers = make_conditions(args, machine)
+    if args.simulate:
+        for c in conds:
+            if not c.skip_note:
+                c.detail += f"; simulated on platform {args.simulate} (SimGrid)"
     all_apps = {"lwt2d": Lwt2d, "gemm": Gemm, "starpu-sgemm": lambda a: StarpuXgemm(a, "s"),
                 "starpu-dgemm": lambda a: StarpuXgemm(a, "d")}
     apps = []
@@ -1105,6 +1164,11 @@ def main(argv):
         cuda = ",".join(map(str, args.gpus)) if args.gpus else machine.cuda
         workers = f"{args.ncpu or machine.cpu} CPU + {cuda} CUDA workers"
         mtext = f"{machine.nproc} cores, {machine.cuda} GPU(s)" + (f" ({machine.gpus[0]})" if machine.gpus else "")
+        if args.simulate:
+            si = args.sim_info
+            mtext = (f"simulated: platform {si['name']} ({machine.nproc} CPU hosts, "
+                     f"{simulate.gpu_summary(machine.gpus) or f'{machine.cuda} GPU(s)'}; models: "
+                     f"{os.path.relpath(si['models'])}, {si['provenance']})")
     else:
         workers = f"{nworkers} CPU workers (STARPU_NCPU={nworkers})"
         mtext = f"CPU-only, {machine.nproc} cores"
@@ -1125,7 +1189,7 @@ def main(argv):
     csv_path = write_csv(args, rows, bounds)
     emu = "" if machine.has_gpu else (", emulated factors " + ",".join(f"{f:g}" for f in factors)
                                       if any(c.name == "emulated" for c in conds) else "")
-    title = (f"{mtext}, {workers}{emu}\nmedian of {args.reps} after {args.warmup} warm-up; "
+    title = (f"{mtext}, {workers}{emu}\n{'simulated times, ' if args.simulate else ''}median of {args.reps} after {args.warmup} warm-up; "
              "error bars: min-max; labels: % of the bound")
     png = plot(args, rows, bounds, title)
     log(f"wrote {os.path.join(args.out, 'table.txt')}, {csv_path}" + (f", {png}" if png else "") +
