@@ -208,6 +208,7 @@ struct Policy {
   bool one_node = false;  // main memory only (no GPU): no transfers to estimate, nothing to prefetch
   bool cache_eligibility = true;  // can_run may cache
   std::atomic<bool> has_cpu{false};  // a CPU worker among the members
+  std::atomic<int> gpu_nodes{0};      // distinct memory nodes of the CUDA members
   std::vector<WorkerSlot> workers;  // by StarPU worker id; `member` says which are ours
   CodeletTable codelets;
   // Cold start: a codelet's tasks wait here, taken by whichever worker is idle first, until
@@ -601,9 +602,14 @@ void init(unsigned ctx, SpeedSource source) {
 
 void set_classes(Policy& p) {
   bool has[2] = {false, false}, cpu = false;  // classes (emulated GPUs included); real CPU workers
+  std::vector<unsigned> nodes;
   for (const WorkerSlot& s : p.workers)
-    if (s.member) has[s.gpu] = true, cpu = cpu || !s.cuda;
+    if (s.member) {
+      has[s.gpu] = true, cpu = cpu || !s.cuda;
+      if (s.cuda && std::find(nodes.begin(), nodes.end(), s.node) == nodes.end()) nodes.push_back(s.node);
+    }
   p.has_cpu = cpu;
+  p.gpu_nodes = int(nodes.size());
   std::lock_guard<Mutex> g(p.batch_mutex);
   p.dtps.set_classes(has[0], has[1]);
 }
@@ -811,6 +817,24 @@ int push(starpu_task* task) {
     double best_end = 0, best_predicted = 0;
     starpu_worker_collection* workers = starpu_sched_ctx_get_worker_collection(ctx);
     starpu_sched_ctx_iterator it;
+    // Between GPUs a transfer hidden behind a queue still costs: it takes link bandwidth and,
+    // for a chain of tasks on one handle, moves the handle at every step. A GPU pays what it
+    // must fetch beyond the GPU that has most of the data (dmda weighs the same transfer in
+    // its fitness). One GPU: nothing to compare, nothing charged.
+    double least_gpu_transfer = 0;
+    const bool gpus_compete = data && p->gpu_nodes.load(std::memory_order_relaxed) > 1;
+    if (gpus_compete) {
+      least_gpu_transfer = HUGE_VAL;
+      workers->init_iterator_for_parallel_tasks(workers, &it, task);
+      while (workers->has_next(workers, &it)) {
+        const int w = int(workers->get_next(workers, &it));
+        WorkerSlot& s = p->workers[std::size_t(w)];
+        if (!s.cuda || !s.member || !can_run(*p, c, task, w)) continue;
+        double& tr = transfer[s.node];
+        if (tr < 0) tr = std::max(0.0, starpu_task_expected_data_transfer_time_for(task, unsigned(w)));
+        least_gpu_transfer = std::min(least_gpu_transfer, tr);
+      }
+    }
     workers->init_iterator_for_parallel_tasks(workers, &it, task);
     while (workers->has_next(workers, &it)) {
       const int w = int(workers->get_next(workers, &it));
@@ -829,8 +853,9 @@ int push(starpu_task* task) {
       if (tr < 0) tr = data ? std::max(0.0, starpu_task_expected_data_transfer_time_for(task, unsigned(w))) : 0.0;
       const double run = work / c.speed[w].load(std::memory_order_relaxed);
       const double queue_end = std::max(now, get(s.pipe_end)) + get(s.exp_len);
-      const double end = expected_finish(now, queue_end, tr, run);
-      if (best < 0 || end < best_end) best = w, best_end = end, best_predicted = end - queue_end;
+      const double finish = expected_finish(now, queue_end, tr, run);
+      const double end = finish + (gpus_compete && s.cuda ? tr - least_gpu_transfer : 0);
+      if (best < 0 || end < best_end) best = w, best_end = end, best_predicted = finish - queue_end;
     }
     if (first_run >= 0) {
       const WorkerSlot& s = p->workers[std::size_t(first_run)];
