@@ -2,7 +2,7 @@
 if(STARPU_FOUND)
   add_library(apps_starpu STATIC ${CMAKE_CURRENT_LIST_DIR}/starpu_session.cpp)
   target_include_directories(apps_starpu PUBLIC ${PROJECT_SOURCE_DIR})
-  target_link_libraries(apps_starpu PUBLIC PkgConfig::STARPU fnndtps_sched PRIVATE fnndtps_warnings)
+  target_link_libraries(apps_starpu PUBLIC PkgConfig::STARPU fnndtps_sched codelets_simulated PRIVATE fnndtps_warnings)
 
   add_executable(lwt2d ${CMAKE_CURRENT_LIST_DIR}/lwt2d.cpp)
   target_link_libraries(lwt2d PRIVATE lwt_starpu lwt_ref lwt_io apps_starpu fnndtps_warnings)

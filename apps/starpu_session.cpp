@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "codelets/simulated.hpp"
 #include "scheduler/plugin.hpp"
 
 namespace apps {
@@ -29,6 +30,11 @@ int env_int(const char* name, int fallback) {
 }  // namespace
 
 StarpuSession::StarpuSession() {
+  try {
+    codelets::simulation_perturbed();  // a bad FNNDTPS_SIM_ setting: one line before StarPU starts
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
   const char* sched = std::getenv("STARPU_SCHED");
   if (sched && *sched && !std::getenv("STARPU_SCHED_LIB") && !is_known_policy(sched))
     throw UsageError(std::string("unknown scheduling policy STARPU_SCHED='") + sched +

@@ -16,7 +16,7 @@ if(STARPU_FOUND)
     ${CMAKE_CURRENT_LIST_DIR}/reference/gemm.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cpu/gemm.cpp)
   target_include_directories(gemm_starpu PUBLIC ${PROJECT_SOURCE_DIR})
-  target_link_libraries(gemm_starpu PUBLIC PkgConfig::STARPU ${_gemm_blas} subtask_weights PRIVATE fnndtps_warnings)
+  target_link_libraries(gemm_starpu PUBLIC PkgConfig::STARPU ${_gemm_blas} subtask_weights codelets_simulated PRIVATE fnndtps_warnings)
   # The reference runs under --check on big matrices: vectorise its inner loop.
   set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/reference/gemm.cpp PROPERTIES COMPILE_OPTIONS -O3)
   if(FNNDTPS_BUILD_CUDA)

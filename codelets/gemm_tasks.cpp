@@ -182,6 +182,7 @@ struct Codelet {
 #endif
     cl.nbuffers = STARPU_VARIABLE_NBUFFERS;  // A (R), B (R), C (W or RW), modes per task
     cl.model = &model;
+    codelets::perturb_in_simulation(cl);
   }
 };
 template <typename T>

@@ -250,6 +250,7 @@ struct Codelets {
 #endif
       c.nbuffers = STARPU_VARIABLE_NBUFFERS;
       c.model = &m;
+      codelets::perturb_in_simulation(c);
     }
   }
 };
