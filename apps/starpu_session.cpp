@@ -2,6 +2,7 @@
 
 #include <starpu.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -30,8 +31,9 @@ int env_int(const char* name, int fallback) {
 }  // namespace
 
 StarpuSession::StarpuSession() {
-  try {
-    codelets::simulation_perturbed();  // a bad FNNDTPS_SIM_ setting: one line before StarPU starts
+  try {  // a bad FNNDTPS_SIM_ setting: one line before StarPU starts
+    if (codelets::simulation_perturbed() && !kSimulated)
+      std::fprintf(stderr, "note: FNNDTPS_SIM_NOISE/FNNDTPS_SIM_SLOWDOWN act in the simulation build only; ignored here\n");
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }

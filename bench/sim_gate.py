@@ -37,7 +37,11 @@ def run(build, env, app, policy):
     argv, tag = RUNS[app]
     e = dict(os.environ, **env, STARPU_SCHED=policy, STARPU_SILENT="1", FNNDTPS_SAVE="0",
              FNNDTPS_MODEL_DIR=os.path.join(env["STARPU_HOME"], "models"))
-    p = subprocess.run([os.path.join(build, "bin", app)] + argv, env=e, capture_output=True, text=True, timeout=300)
+    binary = os.path.join(build, "bin", app)
+    try:
+        p = subprocess.run([binary] + argv, env=e, capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.TimeoutExpired) as x:
+        sys.exit(f"sim_gate: {binary} under {policy}: {x}; build it with FNNDTPS_SIMULATION=1 scripts/build.sh")
     m = re.search(rf"^RESULT {tag} .*median_ms=([0-9.]+)", p.stdout, re.M)
     if not m:
         lines = [x for x in (p.stdout + p.stderr).splitlines() if x.strip()]

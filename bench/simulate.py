@@ -28,7 +28,7 @@ SIM_APPS = ("lwt2d", "gemm")  # StarPU's sgemm/dgemm examples are not built for 
 
 
 def die(msg):
-    print(f"compare.py: {msg}", file=sys.stderr)
+    print(f"{os.path.basename(sys.argv[0])}: {msg}", file=sys.stderr)
     sys.exit(2)
 
 

@@ -35,7 +35,9 @@ const Perturbation& perturbation() {
       const std::string s = v;
       const auto colon = s.find(':'), at = s.find('@');
       if (colon == std::string::npos) bad("FNNDTPS_SIM_SLOWDOWN '" + s + "' is not WORKER:FACTOR[@MS]");
-      q.slow_worker = int(number("FNNDTPS_SIM_SLOWDOWN worker", s.substr(0, colon)));
+      const double w = number("FNNDTPS_SIM_SLOWDOWN worker", s.substr(0, colon));
+      if (w != std::floor(w) || w >= STARPU_NMAXWORKERS) bad("FNNDTPS_SIM_SLOWDOWN worker '" + s.substr(0, colon) + "' is not a worker number");
+      q.slow_worker = int(w);
       q.factor = number("FNNDTPS_SIM_SLOWDOWN factor", s.substr(colon + 1, at == std::string::npos ? std::string::npos : at - colon - 1));
       if (q.factor < 1) bad("FNNDTPS_SIM_SLOWDOWN factor must be >= 1");
       if (at != std::string::npos) q.after_us = 1e3 * number("FNNDTPS_SIM_SLOWDOWN ms", s.substr(at + 1));
@@ -59,7 +61,7 @@ void simulate_task(void* /*buffers*/[], void* /*cl_arg*/) {
   // tasks on the same workers in the same order, so a run repeats exactly.
   static std::vector<std::mt19937> rng = [&] {
     std::vector<std::mt19937> r;
-    for (unsigned i = 0; i < STARPU_NMAXWORKERS; ++i) r.emplace_back(p.seed * 7919u + i);
+    for (unsigned i = 0; i < starpu_worker_get_count(); ++i) r.emplace_back(p.seed * 7919u + i);
     return r;
   }();
   if (p.noise > 0) us *= 1 + p.noise * std::fabs(std::normal_distribution<double>(0, 1)(rng[std::size_t(w)]));
