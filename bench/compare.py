@@ -1169,6 +1169,12 @@ def main(argv):
             mtext = (f"simulated: platform {si['name']} ({machine.nproc} CPU hosts, "
                      f"{simulate.gpu_summary(machine.gpus) or f'{machine.cuda} GPU(s)'}; models: "
                      f"{os.path.relpath(si['models'])}, {si['provenance']})")
+            # Simulated perturbations (codelets/simulated.hpp) act by worker number on every
+            # run, the bound's classes included.
+            perturbed = [f"{k}={os.environ[k]}" for k in ("FNNDTPS_SIM_NOISE", "FNNDTPS_SIM_SLOWDOWN", "FNNDTPS_SIM_SEED")
+                         if os.environ.get(k)]
+            if perturbed:
+                mtext += "; simulated perturbation " + " ".join(perturbed) + " in every run, worker numbers as each run has them"
     else:
         workers = f"{nworkers} CPU workers (STARPU_NCPU={nworkers})"
         mtext = f"CPU-only, {machine.nproc} cores"
