@@ -46,4 +46,16 @@ struct SpeedInputs {
 constexpr double kMaxFnnChange = 2;
 std::vector<double> speeds(SpeedSource source, const SpeedInputs& in);
 
+// A worker's measured speed for a codelet after its `runs`-th timing, `rate` = D / T (seed 000
+// eq. 5): the fastest of the first kWarmRuns timings, then an EWMA of weight kEwma. A
+// codelet's first runs on a worker are cold (a CUDA kernel's module loads at its first
+// launch, caches are empty) and only ever slower: taken as the speed, one cold timing would
+// make a GPU look slower than a core, and it would then get no task to correct it.
+constexpr double kEwma = 0.1;
+constexpr long kWarmRuns = 3;
+inline double next_measured(double old, double rate, long runs) {
+  if (runs <= kWarmRuns) return old > rate ? old : rate;
+  return (1 - kEwma) * old + kEwma * rate;
+}
+
 }  // namespace sched

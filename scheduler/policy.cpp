@@ -67,7 +67,18 @@ struct Mutex {
 void add(std::atomic<double>& a, double x) { a.store(a.load(std::memory_order_relaxed) + x, std::memory_order_relaxed); }
 double get(const std::atomic<double>& a) { return a.load(std::memory_order_relaxed); }
 
-constexpr double kEwma = 0.1;              // weight of a new timing in a measured speed
+
+// Where a worker stands with a codelet. A GPU's first run is often cold (CUDA loads a kernel's
+// module at its first launch, tens of ms: a GPU would look slower than a core), so a CUDA
+// worker is probed twice before its speed places tasks; a CPU worker once (its probe is the
+// costly one, and nothing loads on its first run).
+enum Timing : int {
+  kUntimed,  // never ran it
+  kProbing,  // a probe task is queued there
+  kWarming,  // a CUDA worker timed once: another probe is due
+  kTimed,    // its speed is trusted (probed, or StarPU's model seeded it)
+};
+long probe_runs(bool cuda) { return cuda ? 2 : 1; }
 constexpr double kSpeedsTtlUs = 20000;     // speeds re-predicted at most this often (and on news)
 constexpr double kFeaturesTtlUs = 5000;    // live features sampled at most this often
 constexpr std::size_t kMergeEvery = 64;    // FNN samples a worker keeps before merging them
@@ -87,19 +98,19 @@ struct CodeletState {
         done(new Done[n]),
         cp_measured(n, 0.0),
         runs_seen(n, 0) {
-    for (std::size_t w = 0; w < n; ++w) speed[w] = 1.0, timed[w] = 0, eligible[w] = -1;
+    for (std::size_t w = 0; w < n; ++w) speed[w] = 1.0, timed[w] = kUntimed, eligible[w] = -1;
   }
   // What one worker writes at each of its task ends, on a cache line of its own: sixteen
   // workers ending tasks together would otherwise contend for one line.
   struct alignas(64) Done {
-    std::atomic<double> measured{0};    // EWMA of work/us, 0 untimed
+    std::atomic<double> measured{0};    // work/us (post_exec says how), 0 untimed
     std::atomic<long> runs{0};          // tasks timed
     std::atomic<double> batch_work{0};  // done in this batch
   };
   std::string name;
   // Read by push for every worker: written rarely.
   std::unique_ptr<std::atomic<double>[]> speed;     // what push uses (cost.hpp)
-  std::unique_ptr<std::atomic<int>[]> timed;        // 0 untimed, 1 a first task queued, 2 timed
+  std::unique_ptr<std::atomic<int>[]> timed;        // Timing
   std::unique_ptr<std::atomic<signed char>[]> eligible;  // can_run's cache: -1 unknown, 0, 1
   std::unique_ptr<Done[]> done;
   std::atomic<bool> stale{true};
@@ -782,12 +793,12 @@ void seed_from_models(Policy& p, CodeletState& c, starpu_task* task, unsigned ct
   bool all = true;
   for (WorkerSlot& s : p.workers) {
     const int w = s.id;
-    if (!s.member || c.timed[w].load(std::memory_order_relaxed) == 2) continue;
+    if (!s.member || c.timed[w].load(std::memory_order_relaxed) == kTimed) continue;
     double len = NAN;
     if (starpu_worker_can_execute_task_first_impl(unsigned(w), task, nullptr))
       len = starpu_task_worker_expected_length(task, unsigned(w), ctx, 0);
-    int never = 0;
-    if (std::isfinite(len) && len > 0 && c.timed[w].compare_exchange_strong(never, 2)) {
+    int never = kUntimed;
+    if (std::isfinite(len) && len > 0 && c.timed[w].compare_exchange_strong(never, kTimed)) {
       c.done[w].measured.store(work / len, std::memory_order_relaxed);
       c.stale = true;
     } else {
@@ -812,7 +823,7 @@ int push(starpu_task* task) {
     // The transfer time depends on the memory node only: compute it once per node.
     std::array<double, STARPU_MAXNODES> transfer;
     transfer.fill(-1);
-    int best = -1, first_run = -1;
+    int best = -1, probe = -1;
     bool untimed = false;
     double best_end = 0, best_predicted = 0;
     starpu_worker_collection* workers = starpu_sched_ctx_get_worker_collection(ctx);
@@ -841,13 +852,13 @@ int push(starpu_task* task) {
       WorkerSlot& s = p->workers[std::size_t(w)];
       // Its context, task->where, task->workerids and the codelet's can_execute.
       if (!s.member || !can_run(*p, c, task, w)) continue;
-      // A worker that has not run the codelet yet runs it first, to be measured (seed 000
-      // §3.2: each worker times a first unit; dmda calibrates the same way). `even` needs no
-      // measurement.
-      if (p->source != SpeedSource::Even && c.timed[w].load(std::memory_order_relaxed) != 2) {
+      // A worker whose speed for the codelet is not trusted yet runs a probe, to be measured
+      // (seed 000 §3.2: each worker times a first unit; dmda calibrates the same way), one
+      // probe queued at a time. `even` needs no measurement.
+      if (int t = c.timed[w].load(std::memory_order_relaxed); p->source != SpeedSource::Even && t != kTimed) {
         untimed = true;
-        int never = 0;
-        if (first_run < 0 && c.timed[w].compare_exchange_strong(never, 1)) first_run = w;
+        if (probe < 0 && (t == kUntimed || t == kWarming) && c.timed[w].compare_exchange_strong(t, kProbing))
+          probe = w;
       }
       double& tr = transfer[s.node];
       if (tr < 0) tr = data ? std::max(0.0, starpu_task_expected_data_transfer_time_for(task, unsigned(w))) : 0.0;
@@ -857,17 +868,17 @@ int push(starpu_task* task) {
       const double end = finish + (gpus_compete && s.cuda ? tr - least_gpu_transfer : 0);
       if (best < 0 || end < best_end) best = w, best_end = end, best_predicted = finish - queue_end;
     }
-    if (first_run >= 0) {
-      const WorkerSlot& s = p->workers[std::size_t(first_run)];
+    if (probe >= 0) {
+      const WorkerSlot& s = p->workers[std::size_t(probe)];
       const double queue_end = std::max(now, get(s.pipe_end)) + get(s.exp_len);
-      best = first_run;
-      best_predicted = std::max(0.0, expected_finish(now, queue_end, transfer[s.node], work / c.speed[first_run]) - queue_end);
+      best = probe;
+      best_predicted = std::max(0.0, expected_finish(now, queue_end, transfer[s.node], work / c.speed[probe]) - queue_end);
     }
     if (best < 0) {
       p->pending.fetch_sub(1);
       return -ENODEV;  // nobody in this context can run it: StarPU reports the task
     }
-    if (untimed && first_run < 0) {
+    if (untimed && probe < 0) {
       enqueue_cold(*p, task, c, ctx, work);
       return 0;
     }
@@ -905,8 +916,8 @@ starpu_task* take_from_busiest(Policy& p, unsigned ctx, int w, double now) {
   const bool took = v.member && late > 0 && v.queue.pop_back_if(kStealScan, &q, [&](const QueuedTask& t) {
     auto* task = static_cast<starpu_task*>(t.task);
     const auto& c = *static_cast<CodeletState*>(t.codelet);
-    // A first run stays where it is to be measured.
-    if (c.timed[victim].load(std::memory_order_relaxed) != 2) return false;
+    // A probe stays where it is to be measured.
+    if (c.timed[victim].load(std::memory_order_relaxed) != kTimed) return false;
     // The slower of the policy's speed and the measured one: a move is taken back only by the
     // next idle moment, and a core's GEMM tile can outlast the GPU's whole queue.
     const double measured = c.done[w].measured.load(std::memory_order_relaxed);
@@ -963,11 +974,15 @@ starpu_task* pop(unsigned ctx) {
       // kIdleCheckUs per worker, not at every poll (the batch gap is milliseconds).
       if (now - s.idle_check_us < kIdleCheckUs) return nullptr;
       s.idle_check_us = now;
-      if (uses_fnn(*p)) sample_features(*p, now);  // only the FNN reads the live features
-      if (batch_end_due(*p, now)) {
-        // Training takes a while: let pushes to this worker through meanwhile.
+      // Sampling and training take a while: relaxed, so that pushes to this worker (which
+      // wait while it is in a scheduling operation) go through meanwhile. Its queue is empty
+      // and not read again before it returns. Only the FNN reads the live features.
+      const bool sample = uses_fnn(*p) && now - get(p->features_us) >= kFeaturesTtlUs;
+      const bool due = batch_end_due(*p, now);
+      if (sample || due) {
         starpu_worker_relax_on();
-        end_batch(*p, false);
+        if (sample) sample_features(*p, now);
+        if (due) end_batch(*p, false);
         starpu_worker_relax_off();
       }
       return nullptr;
@@ -1025,10 +1040,11 @@ void post_exec(starpu_task* task, unsigned ctx) {
     s.last_end_us = end;
     CodeletState& c = *r.codelet;
     const double rate = r.work / dt;  // seed 000 eq. 5: D / T
-    const double old = get(c.done[w].measured);
-    c.done[w].measured.store(old > 0 ? (1 - kEwma) * old + kEwma * rate : rate, std::memory_order_relaxed);
-    c.done[w].runs.fetch_add(1, std::memory_order_relaxed);
-    if (c.timed[w].exchange(2) != 2) c.stale = true;  // a first measurement changes the speeds
+    const long runs = c.done[w].runs.fetch_add(1, std::memory_order_relaxed) + 1;  // this one included
+    c.done[w].measured.store(next_measured(get(c.done[w].measured), rate, runs), std::memory_order_relaxed);
+    if (c.timed[w].load(std::memory_order_relaxed) != kTimed)
+      c.timed[w].store(runs >= probe_runs(s.cuda) ? kTimed : kWarming, std::memory_order_relaxed);
+    if (runs <= kWarmRuns) c.stale = true;  // a warm-up timing changes the speeds
     if (c.model) s.pending.push_back(PendingSample{&c, r.features, rate});
     ++s.tasks;
     s.busy_us += dt;

@@ -15,6 +15,9 @@ namespace {
 using sched::QueuedTask;
 using sched::SpeedSource;
 using sched::TaskQueue;
+using sched::kEwma;
+using sched::kWarmRuns;
+using sched::next_measured;
 
 void* task(std::intptr_t i) { return reinterpret_cast<void*>(i); }
 std::intptr_t id(const QueuedTask& q) { return reinterpret_cast<std::intptr_t>(q.task); }
@@ -105,6 +108,17 @@ sched::SpeedInputs inputs() {
   in.measured = {1, 1, 0, 30};  // worker 2 untimed
   in.gpu = {0, 0, 0, 1};
   return in;
+}
+
+TEST(Speeds, AColdFirstTimingIsForgottenThenTimingsAverage) {
+  double m = next_measured(0, 1, 1);  // a GPU's first launch, loading its kernel: 100x slow
+  EXPECT_EQ(m, 1);
+  m = next_measured(m, 100, 2);  // warm
+  EXPECT_EQ(m, 100);
+  for (long runs = 3; runs <= kWarmRuns; ++runs) m = next_measured(m, 90, runs);
+  EXPECT_EQ(m, 100) << "the fastest of the first kWarmRuns";
+  m = next_measured(m, 50, kWarmRuns + 1);  // then a slowdown: followed, smoothed
+  EXPECT_DOUBLE_EQ(m, (1 - kEwma) * 100 + kEwma * 50);
 }
 
 TEST(Speeds, EvenGivesEveryWorkerTheMeanMeasuredSpeed) {

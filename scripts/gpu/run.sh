@@ -210,6 +210,13 @@ if has calibrate; then
   # $OUT/sampling-h200.tgz, to unpack into bench/platforms/h200 (its README).
   stamp "calibrate"
   cal_t0=$SECONDS
+  # CAL_SEED=DIR: go on from a sampling folder (bench/platforms/h200/sampling) instead of from
+  # nothing: its bus calibration and models are kept and the runs below add to them (to fill
+  # footprints a calibration missed, with CAL_LWT_SIZES and CAL_GEMM=0).
+  if [[ -n ${CAL_SEED:-} ]]; then
+    mkdir -p "$STARPU_HOME/.starpu" && rm -rf "$STARPU_HOME/.starpu/sampling" && cp -r "$CAL_SEED" "$STARPU_HOME/.starpu/sampling" \
+      || { echo "   CAL_SEED=$CAL_SEED: cannot copy it into $STARPU_HOME"; status=1; }
+  fi
   calibrate_run() {  # calibrate_run ENV CMD...; none starts past CAL_BUDGET_S (240) seconds
     local envs=$1; shift
     if ((SECONDS - cal_t0 > ${CAL_BUDGET_S:-240})); then echo "   skipped (past the budget): $envs $*"; return; fi
@@ -223,7 +230,7 @@ if has calibrate; then
   }
   # The CPUs alone at a smaller size: the same tile footprint, ~27 s less a product.
   gsize=${CAL_GEMM_SIZE:-16384} gcpu=${CAL_GEMM_CPU_SIZE:-4096} gtile=${CAL_GEMM_TILE:-1024}
-  for r in 1 2; do
+  for r in $( ((${CAL_GEMM:-1})) && echo 1 2); do
     calibrate_run "STARPU_NCPU=0" "$bin/gemm" --size "$gsize" --tile "$gtile" --iter 3
     calibrate_run "STARPU_NCUDA=0" "$bin/gemm" --size "$gcpu" --tile "$gtile" --iter 3
     calibrate_run "" "$bin/gemm" --size "$gsize" --tile "$gtile" --iter 2
@@ -235,7 +242,7 @@ if has calibrate; then
     # units run once a process in the inverse (simulation runs with STARPU_CALIBRATE_MINIMUM=2).
     for envs in "STARPU_NCPU=0" "STARPU_NCUDA=0" $( ((size == 16384)) && echo co); do
       [[ $envs == co ]] && envs=
-      for r in 1 2 3; do
+      for r in $(seq "${CAL_LWT_PROCS:-3}"); do
         calibrate_run "$envs" "$bin/lwt2d" demo --size "$size" --levels 4 --units "$units" --repeat 3 --warmup 0
       done
     done
@@ -251,6 +258,7 @@ if has mechanism; then
   # Issue 11's acceptance, every comparison in one call (notes/bench.md, "The mechanism part"):
   #  lwt-gpu      LWT S^2, 4 levels, 64 units, the GPU alone: our five policies, dmdar, dmdas, eager (ref dmdar)
   #  lwt-co       the same LWT on CPUs + GPU: fnn-dtps fnn boyer dtps even vs dmdas, dmdar, eager (ref dmdas)
+  #  lwt-co-cold  the same, each process from empty performance models (a user's first run)
   #  gemm-co      our gemm S, tile 1024, CPUs + GPU: fnn-dtps fnn boyer dtps vs dmdas
   #  gemm-gpu     our gemm S, tile 1024, the GPU alone: fnn-dtps, dmdar, dmdas, eager (ref dmdar)
   #  sgemm2d      StarPU's sgemm -xy S -z S -nblocks S/1024 (2D: one task per C tile over all of
@@ -445,6 +453,16 @@ PY
     for p in ${MECH_LWT_CO_POLICIES:-fnn-dtps fnn boyer dtps even dmdas dmdar eager}; do mlwt lwt-co "$p" "$co_env"; done
     msummary
   fi
+  # A user's first run: StarPU's performance models empty (a STARPU_HOME holding only the bus
+  # calibration, new for each process), so every policy learns the codelets' times as it goes.
+  if msection lwt-co-cold dmdas "the same LWT on CPUs + GPU, each process from empty performance models"; then
+    for p in ${MECH_LWT_COLD_POLICIES:-fnn-dtps fnn boyer dmdas}; do
+      cold=/tmp/mech-cold-$p; rm -rf "$cold"; mkdir -p "$cold/.starpu/sampling"
+      cp -r "$STARPU_HOME/.starpu/sampling/bus" "$cold/.starpu/sampling/" 2>/dev/null
+      mlwt lwt-co-cold "$p" "$co_env STARPU_HOME=$cold"
+    done
+    msummary
+  fi
   if msection gemm-gpu dmdar "our gemm ${gemm_size}^3 float, tile $tile, the GPU alone ($gpu_env), median of iterations 1-$((gemm_iter - 1))"; then
     for p in ${MECH_GEMM_GPU_POLICIES:-fnn-dtps dmdar dmdas eager}; do mgemm gemm-gpu "$p" "$gpu_env"; done
     msummary
@@ -466,11 +484,14 @@ PY
     msummary
   fi
   for b in 0 1; do
-    msection ovh-bench-b$b eager "our bench_overhead $ovh_tasks tasks x $ovh_reps reps, $b buffer(s) a task, $ovh_env" || continue
-    for p in eager $ours; do
-      mrun 60 "$ovh_env FNNDTPS_SAVE=0 STARPU_SCHED=$p $([[ $p != eager ]] && echo "STARPU_SCHED_LIB=$lib")" \
-        "$bin/bench_overhead" "$ovh_tasks" "$ovh_reps" $b
-      mresult ovh-bench-b$b "$p" 1 $? overhead us_per_task min_us max_us us
+    msection ovh-bench-b$b eager "our bench_overhead $ovh_tasks tasks x $ovh_reps reps, $b buffer(s) a task, $ovh_env; median over $mreps processes of each one's median" || continue
+    for r in $(seq "$mreps"); do
+      for p in eager $ours; do
+        mrun 60 "$ovh_env FNNDTPS_SAVE=0 STARPU_SCHED=$p $([[ $p != eager ]] && echo "STARPU_SCHED_LIB=$lib")" \
+          "$bin/bench_overhead" "$ovh_tasks" "$ovh_reps" $b
+        mrecord ovh-bench-b$b "$p" "$r" $? "$(rget us_per_task "$(grep '^RESULT overhead ' "$mout" | tail -1)")" "" "" us \
+          "$(rget workers "$(grep '^RESULT overhead ' "$mout" | tail -1)")" ""
+      done
     done
     msummary
   done
