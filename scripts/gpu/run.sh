@@ -363,11 +363,11 @@ if has mechanism; then
       --levels 4 --units "$lwt_units" --repeat "$lwt_repeat" --warmup "$lwt_warmup"
     mresult "$1" "$mlabel" 1 $? forward median_ms min_ms max_ms ms
   }
-  mgemm() {  # mgemm SECTION POLICY ENV [ITER]
+  mgemm() {  # mgemm SECTION POLICY ENV [RUN]
     local mlabel menv; mpolicy "$2"
     mrun 90 "$3 $menv FNNDTPS_MODEL_DIR=$mmodels/$1-$mlabel" "$bin/gemm" --size "$gemm_size" --tile "$tile" \
-      --iter "${4:-$gemm_iter}"
-    mresult "$1" "$mlabel" 1 $? gemm median_ms min_ms max_ms ms
+      --iter "$gemm_iter"
+    mresult "$1" "$mlabel" "${4:-1}" $? gemm median_ms min_ms max_ms ms
   }
   mexample() {  # mexample SECTION POLICY RUN KIND ARGS...: one process of StarPU's sgemm or LU example
     local sec=$1 pol=$2 run=$3 kind=$4; shift 4
@@ -467,8 +467,12 @@ PY
     for p in ${MECH_GEMM_GPU_POLICIES:-fnn-dtps dmdar dmdas eager}; do mgemm gemm-gpu "$p" "$gpu_env"; done
     msummary
   fi
-  if msection gemm-co dmdas "our gemm ${gemm_size}^3 float, tile $tile, CPUs + GPU, median of iterations 1-$((gemm_iter - 1)) (0 calibrates)"; then
-    for p in ${MECH_GEMM_POLICIES:-fnn-dtps fnn boyer dtps dmdas dmdar}; do mgemm gemm-co "$p" "$co_env"; done
+  # MECH_GEMM_PROCS (1) processes a policy, interleaved: a process's median is close to its
+  # iterations, but processes differ (some run a product ~15% slower throughout).
+  if msection gemm-co dmdas "our gemm ${gemm_size}^3 float, tile $tile, CPUs + GPU, median of iterations 1-$((gemm_iter - 1)) (0 calibrates) in each of ${MECH_GEMM_PROCS:-1} process(es)"; then
+    for r in $(seq "${MECH_GEMM_PROCS:-1}"); do
+      for p in ${MECH_GEMM_POLICIES:-fnn-dtps fnn boyer dtps dmdas dmdar}; do mgemm gemm-co "$p" "$co_env" "$r"; done
+    done
     msummary
   fi
   if msection sgemm2d dmdas "StarPU's sgemm -xy $sgemm_size -z $sgemm_size -nblocks $((sgemm_size / tile)) -iter $sgemm_iter (2D), CPUs + GPU, ms per product"; then
