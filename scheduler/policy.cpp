@@ -82,11 +82,13 @@ long probe_runs(bool cuda) { return cuda ? 2 : 1; }
 constexpr double kSpeedsTtlUs = 20000;     // speeds re-predicted at most this often (and on news)
 constexpr double kFeaturesTtlUs = 5000;    // live features sampled at most this often
 constexpr std::size_t kMergeEvery = 64;    // FNN samples a worker keeps before merging them
+constexpr std::size_t kMaxPending = 4 * kMergeEvery;  // ... at most, while its codelets train
 constexpr std::size_t kSamplesPerWorker = 64;
 constexpr std::size_t kTrainEvery = 32;
 constexpr std::size_t kTunePerWorker = 4;  // online steps per worker at each later training
 constexpr double kStealEveryUs = 1000;     // an idle worker looks for work to take this often
 constexpr std::size_t kStealScan = 4;      // ... among the victim's last queued tasks
+constexpr double kMinStealUs = 50;         // ... in a queue that its owner needs longer than this for
 constexpr double kIdleCheckUs = 100;       // an idle worker looks at the batch this often
 
 // What the policy knows of one codelet: per-worker speeds and the FNN that predicts them.
@@ -438,17 +440,30 @@ bool can_run(const Policy& p, CodeletState& c, starpu_task* task, int w) {
 }
 
 // ------------------------------------------------------------------ batches
-void merge_samples(WorkerSlot& s, std::size_t w) {
-  for (const PendingSample& x : s.pending) {
+// Moves worker w's pending FNN samples into their codelets' sets. Unless `wait`, it only
+// trylocks each codelet: training holds its mutex for milliseconds, and a worker ending a task
+// must not stall behind it. What it could not merge waits for the next merge; past
+// kMaxPending the oldest are dropped.
+void merge_samples(WorkerSlot& s, std::size_t w, bool wait) {
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < s.pending.size(); ++i) {
+    const PendingSample x = s.pending[i];
     CodeletState& c = *x.codelet;
-    std::lock_guard<Mutex> g(c.mutex);
+    std::unique_lock<Mutex> g(c.mutex, std::defer_lock);
+    if (wait) {
+      g.lock();
+    } else if (!g.try_lock()) {
+      s.pending[kept++] = x;
+      continue;
+    }
     c.max_rate = std::max(c.max_rate, x.rate);
     auto& mine = c.recent[w];
     mine.emplace_back(x.x, x.rate);
     if (mine.size() > kSamplesPerWorker) mine.pop_front();
     ++c.new_samples;
   }
-  s.pending.clear();
+  s.pending.resize(kept);
+  if (kept > kMaxPending) s.pending.erase(s.pending.begin(), s.pending.begin() + std::ptrdiff_t(kept - kMaxPending));
 }
 
 // Under c.mutex.
@@ -689,7 +704,7 @@ void deinit(unsigned ctx) {
       std::lock_guard<Mutex> g(registry_mutex);
       registry.erase(std::remove(registry.begin(), registry.end(), p), registry.end());
     }
-    for (std::size_t w = 0; w < p->workers.size(); ++w) merge_samples(p->workers[w], w);  // workers are stopped
+    for (std::size_t w = 0; w < p->workers.size(); ++w) merge_samples(p->workers[w], w, true);  // workers are stopped
     end_batch(*p, true);
     if (p->cfg.save) {
       std::error_code ec;
@@ -906,7 +921,9 @@ starpu_task* take_from_busiest(Policy& p, unsigned ctx, int w, double now) {
       const double left = std::max(now, get(s.pipe_end)) + get(s.exp_len) - now;
       if (left > most) most = left, victim = s.id;
     }
-  if (victim < 0 || starpu_worker_trylock(victim) != 0) return nullptr;  // busy: come back later
+  // A queue its owner drains within an idle poll or two is not worth the victim's lock (the
+  // submitter may be waiting for it) nor a cold start elsewhere.
+  if (victim < 0 || most < kMinStealUs || starpu_worker_trylock(victim) != 0) return nullptr;  // busy: later
   WorkerSlot& v = p.workers[std::size_t(victim)];
   const double there_end = std::max(now, get(v.pipe_end)) + get(v.exp_len);
   double here = 0;
@@ -1062,9 +1079,9 @@ void post_exec(starpu_task* task, unsigned ctx) {
     const long ended = long(it - s.running.begin()) + 1;
     s.running.erase(s.running.begin(), it + 1);
     if (s.running.empty() && s.nqueued.load(std::memory_order_relaxed) == 0) s.pipe_end = end;
-    if (s.pending.size() >= kMergeEvery) merge_samples(s, std::size_t(w));
+    if (s.pending.size() >= kMergeEvery) merge_samples(s, std::size_t(w), false);
     if (p->pending.fetch_sub(ended) == ended) {
-      merge_samples(s, std::size_t(w));
+      merge_samples(s, std::size_t(w), false);
       double idle = -1;
       p->idle_since.compare_exchange_strong(idle, end);
     }
