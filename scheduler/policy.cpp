@@ -186,18 +186,20 @@ struct PendingSample {
 };
 
 struct WorkerSlot {
-  int id = 0;
+  // What every push reads, on cache lines of its own: the worker writes the rest at each of
+  // its tasks, and sixteen pushers' reads of a line it keeps writing would each miss.
+  alignas(64) int id = 0;
   bool gpu = false;  // in the GPU class: a CUDA worker, or one FNNDTPS_EMULATED_GPUS names
   bool cuda = false;
   unsigned node = 0;
   std::atomic<bool> member{false};  // in this context
-  bool ever_member = false;          // for the summary
+  std::atomic<int> nqueued{0};      // written under the worker's lock
+  std::atomic<double> exp_len{0};   // predicted us of the queued tasks, under the worker's lock
+  std::atomic<double> pipe_end{0};  // when the tasks it popped are expected to end (its thread)
   // Under the worker's lock.
-  TaskQueue queue;
-  std::atomic<int> nqueued{0};
-  std::atomic<double> exp_len{0};   // predicted us of the queued tasks
+  alignas(64) TaskQueue queue;
+  bool ever_member = false;  // for the summary
   // The worker's own thread writes these.
-  std::atomic<double> pipe_end{0};  // when the tasks it popped are expected to end
   std::vector<Running> running;
   double last_end_us = 0;
   double steal_us = -1e300, idle_check_us = -1e300;
