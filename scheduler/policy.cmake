@@ -12,6 +12,10 @@ add_library(fnndtps_sched STATIC
 target_include_directories(fnndtps_sched PUBLIC ${PROJECT_SOURCE_DIR})
 target_link_libraries(fnndtps_sched PUBLIC PkgConfig::STARPU fnn sched_probe sched_dtps fnndtps_emulation
                       PRIVATE fnndtps_warnings)
+if(FNNDTPS_SIMULATION)  # the simulated platform's description (policy.cpp, probe_options)
+  find_library(FNNDTPS_SIMGRID_LIB simgrid REQUIRED)
+  target_link_libraries(fnndtps_sched PRIVATE ${FNNDTPS_SIMGRID_LIB})
+endif()
 
 add_library(fnndtps SHARED ${CMAKE_CURRENT_LIST_DIR}/plugin.cpp)
 target_link_libraries(fnndtps PRIVATE fnndtps_sched fnndtps_warnings)

@@ -22,6 +22,9 @@
 // - No C++ exception leaves a callback: each entry point catches, reports one line, aborts.
 #include <starpu.h>
 #include <starpu_scheduler.h>
+#ifdef STARPU_SIMGRID
+#include <simgrid/host.h>
+#endif
 
 #include <algorithm>
 #include <array>
@@ -570,6 +573,40 @@ bool batch_end_due(Policy& p, double now) {
   return now - idle >= p.cfg.batch_gap_us && p.in_batch.load(std::memory_order_relaxed);
 }
 
+// What the probe reads. Simulated (DESIGN §8), this machine's /proc and NVML say nothing of the
+// simulated node: its GPUs are the platform's CUDA<i> hosts, described by the properties
+// bench/platforms/make_platform.py gives them (0 where absent), and /proc is not read, so a
+// worker's UF and UM come from our own accounting (none of its load is another program's) and
+// a CPU worker's F from the probe's defaults.
+ProbeOptions probe_options() {
+  ProbeOptions o;
+#ifdef STARPU_SIMGRID
+  o.root = "/nonexistent/simulated";
+  o.nvml_library = "";
+  std::vector<GpuInfo> gpus;
+  for (int d = 0; d < STARPU_MAXCUDADEVS; ++d) {
+    const sg_host_t h = sg_host_by_name(("CUDA" + std::to_string(d)).c_str());
+    if (!h) break;
+    const auto number = [h](const char* key) {
+      const char* v = sg_host_get_property_value(h, key);
+      return v ? std::atof(v) : 0.0;
+    };
+    GpuInfo g;
+    g.device = d;
+    const double cc = number("fnndtps_cc");
+    g.cc_major = int(cc);
+    g.cc_minor = int(std::lround((cc - g.cc_major) * 10));
+    g.sms = int(number("fnndtps_sms"));
+    g.max_threads_per_sm = int(number("fnndtps_threads_per_sm"));
+    g.clock_khz = number("fnndtps_clock_mhz") * 1e3;
+    g.total_mem = std::uint64_t(number("memsize"));
+    gpus.push_back(g);
+  }
+  o.gpus = std::move(gpus);
+#endif
+  return o;
+}
+
 // ------------------------------------------------------------------ StarPU callbacks
 void init(unsigned ctx, SpeedSource source) {
   try {
@@ -602,7 +639,7 @@ void init(unsigned ctx, SpeedSource source) {
     if (emu::last_gpu_class_worker() >= int(n))
       throw std::invalid_argument("FNNDTPS_EMULATED_GPUS names worker " + std::to_string(emu::last_gpu_class_worker()) +
                                   " but StarPU has " + std::to_string(n) + " workers");
-    p->probe = std::make_unique<Probe>(specs);
+    p->probe = std::make_unique<Probe>(specs, probe_options());
     p->features.resize(n);
     for (std::size_t w = 0; w < n; ++w) p->workers[w].peak_F = p->probe->static_features(w).F;
     if (uses_dtps(*p)) {
@@ -679,12 +716,15 @@ void remove_workers(unsigned ctx, int* ids, unsigned n) {
 void print_summary(Policy& p) {
   std::fprintf(stderr, "fnndtps summary: policy %s, %d batches, %ld tasks moved by re-balancing%s%s\n",
                to_string(p.source), p.batches, p.moved.load(), emu::configured() ? ", " : "", emu::describe().c_str());
-  std::fprintf(stderr, "  %-24s %8s %12s %14s\n", "worker", "tasks", "busy ms", "work");
+  std::fprintf(stderr, "  %-24s %8s %12s %14s %10s %9s %8s\n", "worker", "tasks", "busy ms", "work", "F GFLOP/s",
+               "M GiB", "P");
   for (WorkerSlot& s : p.workers) {
     if (!s.ever_member) continue;
     char name[64];
     starpu_worker_get_name(s.id, name, sizeof name);
-    std::fprintf(stderr, "  %-24s %8lu %12.2f %14.4g\n", name, s.tasks, s.busy_us / 1e3, s.work);
+    const RawFeatures f = p.probe->static_features(std::size_t(s.id));  // the FNN's F, M, P (DESIGN §5)
+    std::fprintf(stderr, "  %-24s %8lu %12.2f %14.4g %10.0f %9.1f %8.0f\n", name, s.tasks, s.busy_us / 1e3, s.work,
+                 f.F, f.M / double(1ull << 30), f.P);
   }
   p.codelets.each([&](CodeletState& c) {
     std::fprintf(stderr, "  speeds %s (work/us):", c.name.c_str());

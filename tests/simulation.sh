@@ -51,6 +51,12 @@ awk -v s="$slow" -v p="$plain" 'BEGIN {exit !(s > 1.05 * p)}' && echo "ok slowdo
 out=$(FNNDTPS_SIM_SLOWDOWN=x "$lwt2d" demo --size 16384 --units 64 2>&1); rc=$?
 [[ $rc == 2 && $(tail -1 <<<"$out") == "lwt2d: FNNDTPS_SIM_SLOWDOWN 'x' is not WORKER:FACTOR[@MS]" ]] \
   && echo "ok bad FNNDTPS_SIM_SLOWDOWN refused" || bad "bad FNNDTPS_SIM_SLOWDOWN: rc $rc: $(tail -1 <<<"$out")"
+# The simulated GPU as the FNN sees it: F, M and P from the platform's description of CUDA0
+# (make_platform.py), not from this machine: 132 SMs x 128 lanes x 2 x 1.98 GHz = 66908 GFLOP/s.
+python3 "$repo/bench/platforms/make_platform.py" --from "$STARPU_PERF_MODEL_DIR" --name h200 --out "$home/plat" >/dev/null
+out=$(STARPU_PERF_MODEL_DIR=$home/plat/sampling FNNDTPS_SUMMARY=1 lwt STARPU_NCPU=0 fnn-dtps)
+f=$(awk '/^  CUDA 0/ {print $(NF - 2)}' <<<"$out")
+[[ $f == 66908 ]] && echo "ok simulated GPU's features: F $f GFLOP/s" || bad "simulated GPU's F: '$f' GFLOP/s, not 66908"
 # Our policy through STARPU_SCHED_LIB, as any StarPU program loads it.
 out=$(STARPU_SCHED_LIB=$lib STARPU_SCHED=fnn-dtps "$gemm" --size 2048 --tile 1024 --iter 2 2>&1)
 [[ -n $(median "$out") ]] && echo "ok STARPU_SCHED_LIB" || bad "STARPU_SCHED_LIB: $(tail -2 <<<"$out" | tr '\n' ' ')"

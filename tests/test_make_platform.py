@@ -31,6 +31,8 @@ else:
 # The figures bench/platforms/README.md states (time ratio = H200 figure / card figure).
 H200_BW, H200_FP32 = 4800.0, 67.0
 CARDS = {0: ("NVIDIA GeForce GTX 750 Ti", 2 << 30, 86.4, 1.39), 1: ("NVIDIA GeForce GTX 1080", 8 << 30, 320.0, 8.87)}
+# Compute capability, SMs, resident threads per SM, boost MHz (NVIDIA's specifications).
+DEVICES = {"h200": ("9.0", "132", "2048", "1980"), 0: ("5.0", "5", "2048", "1085"), 1: ("6.1", "20", "2048", "1733")}
 PCIE_MBS, PCIE_US = 12000.0, 10.0
 NAMES = ("h200", "h200x2", "h200x4", "h200x8", "seed2017")
 NGPU = {"h200": 1, "h200x2": 2, "h200x4": 4, "h200x8": 8, "seed2017": 2}
@@ -209,9 +211,14 @@ class MakePlatform(unittest.TestCase):
             got = {p.relative_to(self.out[name]).as_posix() for p in self.out[name].rglob("*") if p.is_file()}
             self.assertEqual(got, want, name)
 
-    def test_h200_is_a_copy(self):
+    def test_h200_is_a_copy(self):  # the platform files with CUDA0's description added
+        described = re.compile(rb'[ \t]*<prop id="fnndtps_[a-z_]+" value="[^"]*"/>\n')
         for e in EXTS:
-            self.assertEqual(self.ofile("h200", f"bus/HOST.{e}").read_bytes(), self.sfile(f"bus/HOST.{e}").read_bytes())
+            out, src = self.ofile("h200", f"bus/HOST.{e}").read_bytes(), self.sfile(f"bus/HOST.{e}").read_bytes()
+            if e.startswith("platform"):
+                self.assertEqual(len(described.findall(out)), 4, e)
+                out = described.sub(b"", out)
+            self.assertEqual(out, src, e)
         for s in self.symbols:
             self.assertEqual(self.ofile("h200", f"codelets/45/{s}.HOST").read_bytes(),
                              self.sfile(f"codelets/45/{s}.HOST").read_bytes())
@@ -260,6 +267,9 @@ class MakePlatform(unittest.TestCase):
                             self.assertEqual(users, [j])
                 for k in range(n):
                     props = hosts[f"CUDA{k}"]
+                    device = DEVICES[k] if name == "seed2017" else DEVICES["h200"]
+                    self.assertEqual(tuple(props.get(p) for p in ("fnndtps_cc", "fnndtps_sms", "fnndtps_threads_per_sm",
+                                                                  "fnndtps_clock_mhz")), device)
                     if n > 1:
                         self.assertEqual(props.get("memcpy_peer"), "1")
                     if name == "seed2017":

@@ -6,7 +6,8 @@
 writes DIR/sampling/bus/NAME.{affinity,bandwidth,config,latency,platform.xml,platform.v4.xml} and
 DIR/sampling/codelets/45/<symbol>.NAME, the files StarPU 1.4.10 built with --enable-simgrid reads
 under STARPU_PERF_MODEL_DIR=DIR/sampling STARPU_HOSTNAME=NAME (bench/platforms/README.md). NAME:
-  h200                 the calibrated folder, copied (only the host in the file names changes)
+  h200                 the calibrated folder, copied (the host in the file names changes, and CUDA0
+                       is described as below)
   h200x2 h200x4 h200x8 2/4/8 copies of the calibrated GPU, each on its own copy of its PCIe path,
                        peer copies between any two, 16 cores per GPU (the calibrated machine's ratio)
   seed2017             seed 000's node: GTX 750 Ti (CUDA0) + GTX 1080 (CUDA1) + 4 cores, CUDA models
@@ -22,7 +23,9 @@ The formats are StarPU 1.4.10's, as its readers take them:
   bus/H.platform{,.v4}.xml   write_bus_platform_file_content's layout; read by SimGrid
                              (_starpu_start_simgrid loads v4 for SimGrid >= 3.13). Hosts CPU<i> and
                              CUDA<i> are counted by name (_starpu_simgrid_get_nbhosts); CUDA<i> carry
-                             "model", "memsize" and "memcpy_peer" (driver_cuda.c).
+                             "model", "memsize" and "memcpy_peer" (driver_cuda.c), and for our
+                             policies' features "fnndtps_cc", "fnndtps_sms", "fnndtps_threads_per_sm"
+                             and "fnndtps_clock_mhz" (StarPU ignores them).
   codelets/45/S.H            parse_model_file / parse_comb / scan_history_entry (perfmodel_history.c).
 A CUDA worker looks its model up by (type, devid, ncores) (_starpu_perfmodel_arch_comb_get); the devid
 is ignored only under STARPU_PERF_MODEL_HOMOGENEOUS_CUDA=1. Every derived file carries one CUDA comb
@@ -69,6 +72,22 @@ SEED2017_NCPU = 4  # seed 000's workstation: a 4-core CPU beside the two cards
 # CUDA worker for its driver thread, so 15 CPU workers per GPU by default, as measured there.
 H200XN_GPUS = {"h200x2": 2, "h200x4": 4, "h200x8": 8}
 
+# What each simulated GPU is, for the policies' FNN features (DESIGN §5: F from SMs x FP32 lanes per
+# SM x 2 x clock, P from SMs x resident threads per SM, M from memsize), as properties of its
+# CUDA<i> host: StarPU ignores them, SimGrid keeps them (sg_host_get_property_value).
+# (compute capability, SMs, max resident threads per SM, boost clock MHz); sources: the H200 as
+# the GPU machine reports it (132 SMs, nvidia-smi clocks.max.sm 1980 MHz); NVIDIA's GTX 1080
+# (GP104: 20 SMs of 128 cores) and GTX 750 Ti (GM107: 5 SMs of 128 cores) specifications above.
+H200_DEVICE = ("9.0", 132, 2048, 1980)
+GTX1080_DEVICE = ("6.1", 20, 2048, 1733)
+GTX750TI_DEVICE = ("5.0", 5, 2048, 1085)
+DEVICE_PROPS = ("fnndtps_cc", "fnndtps_sms", "fnndtps_threads_per_sm", "fnndtps_clock_mhz")
+
+
+def device_props(device):
+    return list(zip(DEVICE_PROPS, (str(x) for x in device)))
+
+
 # Codelet scaling for seed2017: first matching rule; the resource bounding the codelet.
 BANDWIDTH, FP32 = "memory bandwidth", "fp32 peak"
 SCALING_RULES = (
@@ -84,6 +103,7 @@ class Card:
     memsize: int
     mem_bw_gbs: float
     fp32_tflops: float
+    device: tuple  # H200_DEVICE's fields
 
     def time_ratio(self, resource):
         if resource == BANDWIDTH:
@@ -92,8 +112,8 @@ class Card:
 
 
 SEED2017_CARDS = (
-    Card("NVIDIA GeForce GTX 750 Ti", GTX750TI_MEMSIZE, GTX750TI_MEM_BW_GBS, GTX750TI_FP32_TFLOPS),
-    Card("NVIDIA GeForce GTX 1080", GTX1080_MEMSIZE, GTX1080_MEM_BW_GBS, GTX1080_FP32_TFLOPS),
+    Card("NVIDIA GeForce GTX 750 Ti", GTX750TI_MEMSIZE, GTX750TI_MEM_BW_GBS, GTX750TI_FP32_TFLOPS, GTX750TI_DEVICE),
+    Card("NVIDIA GeForce GTX 1080", GTX1080_MEMSIZE, GTX1080_MEM_BW_GBS, GTX1080_FP32_TFLOPS, GTX1080_DEVICE),
 )
 
 NAMES = ("h200",) + tuple(H200XN_GPUS) + ("seed2017",)
@@ -469,6 +489,7 @@ class Gpu:
     l_h2d: str      # .latency entries
     l_d2h: str
     scale: dict = None  # resource -> time ratio (None: the calibrated device itself)
+    device: tuple = H200_DEVICE
 
 
 def _rename(lid, k):
@@ -515,9 +536,9 @@ def derive_bus(src, plat, bwm, gpus, ncpu, peer):
         if SHARED_LINK.match(lid):
             out.links[lid] = scaled(l, host_factor, lid)
     for k, g in enumerate(gpus):
-        props = [(p, v) for p, v in plat.cuda[0][1] if p not in ("model", "memsize", "memcpy_peer")]
+        props = [(p, v) for p, v in plat.cuda[0][1] if p not in ("model", "memsize", "memcpy_peer") + DEVICE_PROPS]
         out.cuda.append((plat.cuda[0][0], [("model", g.model), ("memsize", g.memsize)] + props +
-                         [("memcpy_peer", "1")]))
+                         [("memcpy_peer", "1")] + device_props(g.device)))
         out.links[f"RAM-CUDA{k}"] = Link(f"RAM-CUDA{k}", g.h2d.bw, g.h2d.lat, g.h2d.bw_text, g.h2d.lat_text)
         out.links[f"CUDA{k}-RAM"] = Link(f"CUDA{k}-RAM", g.d2h.bw, g.d2h.lat, g.d2h.bw_text, g.d2h.lat_text)
     # Peer copies: a link of their own, then the destination's and the source's PCIe paths (so a
@@ -592,15 +613,32 @@ def derive_bus(src, plat, bwm, gpus, ncpu, peer):
     }
 
 
+def describe_cuda0(data, path):
+    """The calibrated platform file with H200_DEVICE's properties in its CUDA0 host (after its
+    last property; any earlier description replaced)."""
+    lines = [l for l in data.decode().split("\n") if not any(f'<prop id="{p}"' in l for p in DEVICE_PROPS)]
+    try:
+        start = next(i for i, l in enumerate(lines) if re.search(r'<host id="CUDA0"', l))
+        end = next(i for i in range(start, len(lines)) if "</host>" in lines[i])
+    except StopIteration:
+        raise InputError(f"corrupt {path}: no CUDA0 host; {RECALIBRATE}") from None
+    indent = re.match(r"\s*", lines[start + 1] if start + 1 < end else lines[start]).group(0) or "     "
+    lines[end:end] = [f'{indent}<prop id="{p}" value="{v}"/>' for p, v in device_props(H200_DEVICE)]
+    return "\n".join(lines).encode()
+
+
 def build(src, name):
     """Returns {path relative to DIR/sampling: bytes} for platform NAME."""
     if name not in NAMES:
         raise InputError(f"unknown platform '{name}': choose one of {', '.join(NAMES)}")
     models = {sym: parse_model(src.read(p), p) for sym, p in src.models.items()}
     files = {}
-    if name == "h200":  # a copy: the files as calibrated, under the host name h200
+    if name == "h200":  # a copy: the files as calibrated, under the host name h200, CUDA0 described
         for ext in BUS_EXTS:
-            files[f"bus/{name}.{ext}"] = src.bus(ext).read_bytes()
+            data = src.bus(ext).read_bytes()
+            if ext.startswith("platform"):
+                data = describe_cuda0(data, src.bus(ext))
+            files[f"bus/{name}.{ext}"] = data
         for sym, p in src.models.items():
             files[f"codelets/{MODEL_VERSION}/{sym}.{name}"] = p.read_bytes()
         read_platform(src), read_matrix(src, "bandwidth"), read_matrix(src, "latency")  # validate
@@ -625,7 +663,7 @@ def build(src, name):
         gpus = [Gpu(c.model, str(c.memsize), Link("", SEED2017_PCIE_BPS, lat_s), Link("", SEED2017_PCIE_BPS, lat_s),
                     fmt_e(SEED2017_PCIE_BPS / 1e6), fmt_e(SEED2017_PCIE_BPS / 1e6),
                     fmt_e(SEED2017_PCIE_LATENCY_US), fmt_e(SEED2017_PCIE_LATENCY_US),
-                    {r: c.time_ratio(r) for r in (BANDWIDTH, FP32)}) for c in SEED2017_CARDS]
+                    {r: c.time_ratio(r) for r in (BANDWIDTH, FP32)}, c.device) for c in SEED2017_CARDS]
         ncpu, peer = SEED2017_NCPU, "staged"
     for ext, text in derive_bus(src, plat, bwm, gpus, ncpu, peer).items():
         files[f"bus/{name}.{ext}"] = text.encode()
