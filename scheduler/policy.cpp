@@ -70,7 +70,6 @@ struct Mutex {
 void add(std::atomic<double>& a, double x) { a.store(a.load(std::memory_order_relaxed) + x, std::memory_order_relaxed); }
 double get(const std::atomic<double>& a) { return a.load(std::memory_order_relaxed); }
 
-
 // Where a worker stands with a codelet. A GPU's first run is often cold (CUDA loads a kernel's
 // module at its first launch, tens of ms: a GPU would look slower than a core), so a CUDA
 // worker is probed twice before its speed places tasks; a CPU worker once (its probe is the
@@ -91,7 +90,7 @@ constexpr std::size_t kTrainEvery = 32;
 constexpr std::size_t kTunePerWorker = 4;  // online steps per worker at each later training
 constexpr double kStealEveryUs = 1000;     // an idle worker looks for work to take this often
 constexpr std::size_t kStealScan = 4;      // ... among the victim's last queued tasks
-constexpr double kMinStealUs = 50;         // ... in a queue that its owner needs longer than this for
+constexpr double kMinStealUs = 50;         // ... from a queue holding at least this much work
 constexpr double kIdleCheckUs = 100;       // an idle worker looks at the batch this often
 
 // What the policy knows of one codelet: per-worker speeds and the FNN that predicts them.
@@ -190,7 +189,7 @@ struct PendingSample {
 
 struct WorkerSlot {
   // What every push reads, on cache lines of its own: the worker writes the rest at each of
-  // its tasks, and sixteen pushers' reads of a line it keeps writing would each miss.
+  // its tasks, and a push's reads of a line the worker keeps writing would each miss.
   alignas(64) int id = 0;
   bool gpu = false;  // in the GPU class: a CUDA worker, or one FNNDTPS_EMULATED_GPUS names
   bool cuda = false;
