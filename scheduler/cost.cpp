@@ -73,19 +73,6 @@ std::vector<double> fnn_speeds(const SpeedInputs& in) {
 
 }  // namespace
 
-void share_fixed_costs(std::vector<FitSummary>& fits) {
-  for (FitSummary& f : fits) {
-    if (f.separated || f.mean_time <= 0) continue;
-    std::vector<double> known;
-    for (const FitSummary& g : fits)
-      if (g.separated && g.kind == f.kind) known.push_back(g.latency);
-    if (known.empty()) continue;
-    std::nth_element(known.begin(), known.begin() + std::ptrdiff_t(known.size() / 2), known.end());
-    f.latency = std::min(known[known.size() / 2], 0.9 * f.mean_time);
-    f.rate = f.mean_work / (f.mean_time - f.latency);
-  }
-}
-
 std::vector<double> speeds(SpeedSource source, const SpeedInputs& in) {
   const std::vector<double> boyer = measured_or_mean(in.measured);
   const bool have_fnn = !in.ability.empty();

@@ -10,7 +10,6 @@
 #pragma once
 
 #include <cstddef>
-#include <utility>
 #include <vector>
 
 namespace sched {
@@ -47,57 +46,16 @@ struct SpeedInputs {
 constexpr double kMaxFnnChange = 2;
 std::vector<double> speeds(SpeedSource source, const SpeedInputs& in);
 
-// What one worker's timings of one codelet say (seed 000 eq. 5, D / T, with a fixed cost): its
-// time for work x is latency + x / rate, fitted by least squares over its timings, each
-// weighed (1 - kEwma)^age so that the fit follows a change. A fixed cost matters where a
-// codelet's tasks differ in size: a GPU kernel takes ~20 us however small its region, so one
-// work / time ratio would make a GPU that ran small tasks look slow, and a core that ran small
-// tasks look as fast as it is for large ones. Tasks all of one size give latency 0 and rate
-// the weighted work / time.
+// A worker's measured speed for a codelet after its `runs`-th timing, `rate` = D / T (seed 000
+// eq. 5): the fastest of the first kWarmRuns timings, then an EWMA of weight kEwma. A
+// codelet's first runs on a worker are cold (a CUDA kernel's module loads at its first
+// launch, caches are empty) and only ever slower: taken as the speed, one cold timing would
+// make a GPU look slower than a core, and it would then get no task to correct it.
 constexpr double kEwma = 0.1;
-class TimeFit {
-  // Sizes must vary by about a fifth of their mean (variance >= kMinSpread mean^2) to tell a
-  // fixed cost from the rate: closer sizes leave the slope to the timings' noise.
-  static constexpr double kMinSpread = 0.05;
-
- public:
-  void add(double x, double t) {
-    for (double* v : {&s1_, &sx_, &st_, &sxx_, &sxt_}) *v *= 1 - kEwma;
-    s1_ += 1, sx_ += x, st_ += t, sxx_ += x * x, sxt_ += x * t;
-  }
-  bool empty() const { return s1_ == 0; }
-  // Work per us of the proportional part, and the fixed cost in us.
-  double rate() const { return fit().first; }
-  double latency() const { return fit().second; }
-  // Whether the timings' sizes differ enough to tell the two apart; the weighted means.
-  bool separated() const { return s1_ > 0 && s1_ * sxx_ - sx_ * sx_ >= kMinSpread * sx_ * sx_; }
-  double mean_work() const { return s1_ > 0 ? sx_ / s1_ : 0; }
-  double mean_time() const { return s1_ > 0 ? st_ / s1_ : 0; }
-
- private:
-  std::pair<double, double> fit() const {
-    if (s1_ == 0 || st_ <= 0) return {0, 0};
-    const double var = s1_ * sxx_ - sx_ * sx_, cov = s1_ * sxt_ - sx_ * st_;
-    // Sizes too alike to tell a fixed cost, or timings that fall with size (noise): work / time.
-    if (!separated() || cov <= 0) return {sx_ / st_, 0};
-    const double slope = cov / var, intercept = (st_ - slope * sx_) / s1_;
-    if (intercept < 0) return {sx_ / st_, 0};  // growing faster than the work: no fixed cost
-    return {1 / slope, intercept};
-  }
-  double s1_ = 0, sx_ = 0, st_ = 0, sxx_ = 0, sxt_ = 0;
-};
-
-// One worker's fit as the policy sees it.
-struct FitSummary {
-  double rate = 0, latency = 0, mean_work = 0, mean_time = 0;
-  bool separated = false;  // its tasks' sizes told the fixed cost from the rate
-  int kind = 0;            // workers of one kind (CPU, CUDA) share a fixed cost
-};
-// A worker that ran tasks of one size only cannot tell its fixed cost from its rate, and
-// work / time then makes a GPU that ran only small tasks look many times slower than it is
-// for large ones (it would get none to learn from). It takes the median fixed cost of the
-// workers of its kind that could tell (at most 90% of its mean time), and the rate its mean
-// time leaves.
-void share_fixed_costs(std::vector<FitSummary>& fits);
+constexpr long kWarmRuns = 3;
+inline double next_measured(double old, double rate, long runs) {
+  if (runs <= kWarmRuns) return old > rate ? old : rate;
+  return (1 - kEwma) * old + kEwma * rate;
+}
 
 }  // namespace sched

@@ -81,7 +81,6 @@ enum Timing : int {
   kTimed,    // its speed is trusted (probed, or StarPU's model seeded it)
 };
 long probe_runs(bool cuda) { return cuda ? 2 : 1; }
-constexpr long kWarmRuns = 3;              // a worker's first timings re-compute the speeds at once
 constexpr double kSpeedsTtlUs = 20000;     // speeds re-predicted at most this often (and on news)
 constexpr double kFeaturesTtlUs = 5000;    // live features sampled at most this often
 constexpr std::size_t kMergeEvery = 64;    // FNN samples a worker keeps before merging them
@@ -100,21 +99,16 @@ struct CodeletState {
       : speed(new std::atomic<double>[n]),
         timed(new std::atomic<int>[n]),
         eligible(new std::atomic<signed char>[n]),
-        latency(new std::atomic<double>[n]),
         done(new Done[n]),
         cp_measured(n, 0.0),
         runs_seen(n, 0) {
-    for (std::size_t w = 0; w < n; ++w) speed[w] = 1.0, timed[w] = kUntimed, eligible[w] = -1, latency[w] = 0;
+    for (std::size_t w = 0; w < n; ++w) speed[w] = 1.0, timed[w] = kUntimed, eligible[w] = -1;
   }
   // What one worker writes at each of its task ends, on a cache line of its own: sixteen
   // workers ending tasks together would otherwise contend for one line.
   struct alignas(64) Done {
-    std::atomic<double> measured{0};    // work/us of its time fit (cost.hpp), 0 untimed
-    std::atomic<double> latency{0};     // us, the fit's fixed cost
-    std::atomic<double> mean_work{0}, mean_time{0};  // the fit's weighted means
-    std::atomic<bool> separated{false};  // the fit told its fixed cost from its rate
+    std::atomic<double> measured{0};    // work/us (post_exec says how), 0 untimed
     std::atomic<long> runs{0};          // tasks timed
-    TimeFit fit;                        // the worker's own thread only
     std::atomic<double> batch_work{0};  // done in this batch
   };
   std::string name;
@@ -122,7 +116,6 @@ struct CodeletState {
   std::unique_ptr<std::atomic<double>[]> speed;     // what push uses (cost.hpp)
   std::unique_ptr<std::atomic<int>[]> timed;        // Timing
   std::unique_ptr<std::atomic<signed char>[]> eligible;  // can_run's cache: -1 unknown, 0, 1
-  std::unique_ptr<std::atomic<double>[]> latency;   // us: the fixed cost push adds (cost.hpp)
   std::unique_ptr<Done[]> done;
   std::atomic<bool> stale{true};
   std::atomic<bool> all_timed{false};    // no member left untimed (a hint: re-checked when false)
@@ -377,18 +370,7 @@ void refresh_speeds(Policy& p, CodeletState& c, double now) {
   SpeedInputs in;
   in.measured.resize(n);
   in.gpu.resize(n);
-  std::vector<FitSummary> fits(n);
-  for (std::size_t w = 0; w < n; ++w) {
-    const CodeletState::Done& d = c.done[w];
-    fits[w] = FitSummary{get(d.measured), get(d.latency), get(d.mean_work), get(d.mean_time),
-                         d.separated.load(std::memory_order_relaxed), p.workers[w].cuda ? 1 : 0};
-  }
-  share_fixed_costs(fits);
-  for (std::size_t w = 0; w < n; ++w) {
-    in.measured[w] = fits[w].rate;
-    in.gpu[w] = p.workers[w].gpu;
-    c.latency[w].store(fits[w].latency, std::memory_order_relaxed);
-  }
+  for (std::size_t w = 0; w < n; ++w) in.measured[w] = get(c.done[w].measured), in.gpu[w] = p.workers[w].gpu;
   if (c.model && c.trained) {  // seed 000 eq. 7: CP_i predicted from the live features
     in.ability.resize(n);
     std::vector<fnn::Features> f;
@@ -747,9 +729,6 @@ void print_summary(Policy& p) {
     std::fprintf(stderr, "  speeds %s (work/us):", c.name.c_str());
     for (WorkerSlot& s : p.workers)
       if (s.ever_member) std::fprintf(stderr, " %.4g", get(c.speed[std::size_t(s.id)]));
-    std::fprintf(stderr, "\n  fixed costs %s (us):", c.name.c_str());
-    for (WorkerSlot& s : p.workers)
-      if (s.ever_member) std::fprintf(stderr, " %.3g", get(c.latency[std::size_t(s.id)]));
     std::fprintf(stderr, "\n");
   });
   for (const std::string& line : p.log) std::fprintf(stderr, "  %s\n", line.c_str());
@@ -857,7 +836,7 @@ starpu_task* take_cold(Policy& p, int w, double now, long above) {
   if (!took) return nullptr;
   WorkerSlot& s = p.workers[std::size_t(w)];
   const auto& c = *static_cast<CodeletState*>(q.codelet);
-  s.pipe_end = std::max(now, get(s.pipe_end)) + get(c.latency[w]) + q.work / c.speed[w].load(std::memory_order_relaxed);
+  s.pipe_end = std::max(now, get(s.pipe_end)) + q.work / c.speed[w].load(std::memory_order_relaxed);
   return static_cast<starpu_task*>(q.task);
 }
 
@@ -939,7 +918,7 @@ int push(starpu_task* task) {
       }
       double& tr = transfer[s.node];
       if (tr < 0) tr = data ? std::max(0.0, starpu_task_expected_data_transfer_time_for(task, unsigned(w))) : 0.0;
-      const double run = get(c.latency[w]) + work / c.speed[w].load(std::memory_order_relaxed);
+      const double run = work / c.speed[w].load(std::memory_order_relaxed);
       const double queue_end = std::max(now, get(s.pipe_end)) + get(s.exp_len);
       const double finish = expected_finish(now, queue_end, tr, run);
       const double end = finish + (gpus_compete && s.cuda ? tr - least_gpu_transfer : 0);
@@ -949,7 +928,7 @@ int push(starpu_task* task) {
       const WorkerSlot& s = p->workers[std::size_t(probe)];
       const double queue_end = std::max(now, get(s.pipe_end)) + get(s.exp_len);
       best = probe;
-      best_predicted = std::max(0.0, expected_finish(now, queue_end, transfer[s.node], get(c.latency[probe]) + work / c.speed[probe]) - queue_end);
+      best_predicted = std::max(0.0, expected_finish(now, queue_end, transfer[s.node], work / c.speed[probe]) - queue_end);
     }
     if (best < 0) {
       p->pending.fetch_sub(1);
@@ -1001,7 +980,7 @@ starpu_task* take_from_busiest(Policy& p, unsigned ctx, int w, double now) {
     // next idle moment, and a core's GEMM tile can outlast the GPU's whole queue.
     const double measured = c.done[w].measured.load(std::memory_order_relaxed);
     const double speed = c.speed[w].load(std::memory_order_relaxed);
-    const double run = get(c.latency[w]) + t.work / (measured > 0 ? std::min(speed, measured) : speed);
+    const double run = t.work / (measured > 0 ? std::min(speed, measured) : speed);
     // Only a slip longer than half the task here: placement by expected finish already
     // balanced the plan, and a move costs a transfer and draws the unit's later tasks after it.
     if (2 * late <= run || p.cfg.threshold * run >= there_end - now) return false;
@@ -1119,23 +1098,11 @@ void post_exec(starpu_task* task, unsigned ctx) {
     s.last_end_us = end;
     CodeletState& c = *r.codelet;
     const double rate = r.work / dt;  // seed 000 eq. 5: D / T
-    CodeletState::Done& d = c.done[w];
-    const long runs = d.runs.fetch_add(1, std::memory_order_relaxed) + 1;  // this one included
-    if (s.cuda && runs == 1) {
-      // A first launch loads the kernel's module (tens of ms): a provisional speed until the
-      // second probe, never below what StarPU's model seeded.
-      d.measured.store(std::max(get(d.measured), rate), std::memory_order_relaxed);
-    } else {
-      d.fit.add(r.work, dt);
-      d.measured.store(d.fit.rate(), std::memory_order_relaxed);
-      d.latency.store(d.fit.latency(), std::memory_order_relaxed);
-      d.mean_work.store(d.fit.mean_work(), std::memory_order_relaxed);
-      d.mean_time.store(d.fit.mean_time(), std::memory_order_relaxed);
-      d.separated.store(d.fit.separated(), std::memory_order_relaxed);
-    }
+    const long runs = c.done[w].runs.fetch_add(1, std::memory_order_relaxed) + 1;  // this one included
+    c.done[w].measured.store(next_measured(get(c.done[w].measured), rate, runs), std::memory_order_relaxed);
     if (c.timed[w].load(std::memory_order_relaxed) != kTimed)
       c.timed[w].store(runs >= probe_runs(s.cuda) ? kTimed : kWarming, std::memory_order_relaxed);
-    if (runs <= kWarmRuns) c.stale = true;  // the first timings move the speeds most
+    if (runs <= kWarmRuns) c.stale = true;  // a warm-up timing changes the speeds
     if (c.model) s.pending.push_back(PendingSample{&c, r.features, rate});
     ++s.tasks;
     s.busy_us += dt;

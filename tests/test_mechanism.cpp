@@ -15,6 +15,9 @@ namespace {
 using sched::QueuedTask;
 using sched::SpeedSource;
 using sched::TaskQueue;
+using sched::kEwma;
+using sched::kWarmRuns;
+using sched::next_measured;
 
 void* task(std::intptr_t i) { return reinterpret_cast<void*>(i); }
 std::intptr_t id(const QueuedTask& q) { return reinterpret_cast<std::intptr_t>(q.task); }
@@ -107,29 +110,15 @@ sched::SpeedInputs inputs() {
   return in;
 }
 
-TEST(TimeFit, TasksOfOneSizeGiveTheirWorkOverTimeAndNoFixedCost) {
-  sched::TimeFit f;
-  for (int i = 0; i < 5; ++i) f.add(1000, 10);
-  EXPECT_DOUBLE_EQ(f.rate(), 100);
-  EXPECT_DOUBLE_EQ(f.latency(), 0);
-}
-
-TEST(TimeFit, TasksOfSeveralSizesSeparateAFixedCostFromTheRate) {
-  // A GPU's kernels: 20 us whatever the region, then 1000 work units a us. One work / time
-  // ratio would say 47 for the small tasks and 980 for the large.
-  sched::TimeFit f;
-  for (int i = 0; i < 4; ++i)
-    for (double x : {1e3, 1e4, 1e5, 1e6}) f.add(x, 20 + x / 1000);
-  EXPECT_NEAR(f.rate(), 1000, 1e-6);
-  EXPECT_NEAR(f.latency(), 20, 1e-9);
-}
-
-TEST(TimeFit, FollowsASlowdown) {
-  sched::TimeFit f;
-  for (int i = 0; i < 20; ++i) f.add(1000, 10);  // rate 100
-  for (int i = 0; i < 20; ++i) f.add(1000, 20);  // then 50: the old timings weigh (1 - kEwma)^age
-  EXPECT_LT(f.rate(), 60);
-  EXPECT_GT(f.rate(), 50);
+TEST(Speeds, AColdFirstTimingIsForgottenThenTimingsAverage) {
+  double m = next_measured(0, 1, 1);  // a GPU's first launch, loading its kernel: 100x slow
+  EXPECT_EQ(m, 1);
+  m = next_measured(m, 100, 2);  // warm
+  EXPECT_EQ(m, 100);
+  for (long runs = 3; runs <= kWarmRuns; ++runs) m = next_measured(m, 90, runs);
+  EXPECT_EQ(m, 100) << "the fastest of the first kWarmRuns";
+  m = next_measured(m, 50, kWarmRuns + 1);  // then a slowdown: followed, smoothed
+  EXPECT_DOUBLE_EQ(m, (1 - kEwma) * 100 + kEwma * 50);
 }
 
 TEST(Speeds, EvenGivesEveryWorkerTheMeanMeasuredSpeed) {
