@@ -20,12 +20,12 @@ simulate.prepare(types.SimpleNamespace(simulate="seed2017", sim_models=None, out
 PY
 source "$out/simulate.env"
 export FNNDTPS_SAVE=0 FNNDTPS_MODEL_DIR=$out/models STARPU_SILENT=1
-run() {  # run SIZE ENV...: the median forward time, or "-"
+run() {  # run SIZE ENV...: the median forward time, or "-" with the run's last line on stderr
   local size=$1; shift
-  local m
-  m=$(env "$@" "$lwt2d" demo --size "$size" --levels 4 --units "$(python3 "$here/sim_units.py" "$size")" \
-        --repeat 2 --warmup 1 2>/dev/null | sed -n 's/^RESULT.*median_ms=\([0-9.]*\).*/\1/p')
-  echo "${m:--}"
+  local out
+  out=$(env "$@" "$lwt2d" demo --size "$size" --levels 4 --units "$(python3 "$here/sim_units.py" "$size")" \
+          --repeat 2 --warmup 1 2>&1) || { echo "seed_fig78.sh: size $size, $*: $(tail -1 <<<"$out")" >&2; echo -; return; }
+  sed -n 's/^RESULT.*median_ms=\([0-9.]*\).*/\1/p' <<<"$out" | grep . || echo -
 }
 echo "seed 000 Fig. 7-8 on simulated seed2017 (GTX 750 Ti = CUDA 0, GTX 1080 = CUDA 1), LWT forward, 4 levels,"
 echo "median of 2 after 1, ms simulated; the GPUs alone (STARPU_NCPU=0), one or both"

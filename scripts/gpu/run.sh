@@ -493,8 +493,7 @@ PY
       for p in eager $ours; do
         mrun 60 "$ovh_env FNNDTPS_SAVE=0 STARPU_SCHED=$p $([[ $p != eager ]] && echo "STARPU_SCHED_LIB=$lib")" \
           "$bin/bench_overhead" "$ovh_tasks" "$ovh_reps" $b
-        mrecord ovh-bench-b$b "$p" "$r" $? "$(rget us_per_task "$(grep '^RESULT overhead ' "$mout" | tail -1)")" "" "" us \
-          "$(rget workers "$(grep '^RESULT overhead ' "$mout" | tail -1)")" ""
+        mresult ovh-bench-b$b "$p" "$r" $? overhead us_per_task min_us max_us us
       done
     done
     msummary
