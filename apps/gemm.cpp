@@ -221,6 +221,7 @@ int run(const Options& o) {
       const double t0 = starpu_timing_now();  // simulated time under simulation
       gemm::multiply(ma, mb, mc, o.tile, false, &stats);
       const double s = (starpu_timing_now() - t0) * 1e-6;
+      session.end_job();
       const bool timed = it > 0 || o.iter == 1;
       std::printf("iter %d: %.3f ms, %.2f GFLOP/s%s\n", it, s * 1e3, flops / s * 1e-9,
                   timed ? "" : " (calibration)");

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@
 #include "apps/starpu_session.hpp"
 #include "codelets/lifting.hpp"
 #include "codelets/lwt_tasks.hpp"
+#include "scheduler/plugin.hpp"
 
 namespace {
 
@@ -179,8 +181,23 @@ int run_file(const Options& o) {
   return 0;
 }
 
+// What the policy decided (DESIGN §6), beside the result: per worker the planned share of the
+// busiest codelet, the FNN's predicted CP, its tasks and busy time; DTPS's CPU-class share.
+void print_decision() {
+  const std::optional<sched::Decision> d = sched::decision();
+  if (!d || d->codelet.empty()) return;
+  std::printf("policy %s decided, for %s", d->policy.c_str(), d->codelet.c_str());
+  if (d->alpha >= 0) std::printf(": CPU-class share %.4f (DTPS %s)", d->alpha, d->dtps.empty() ? "-" : d->dtps.c_str());
+  std::printf("\n    %-28s %8s %8s %8s %12s\n", "worker", "CP", "share", "tasks", "busy ms");
+  for (const auto& w : d->workers) {
+    char cp[16] = "-";
+    if (std::isfinite(w.cp)) std::snprintf(cp, sizeof cp, "%.3f", w.cp);
+    std::printf("    %-28s %8s %8.3f %8ld %12.2f\n", w.name.c_str(), cp, w.share, w.tasks, w.busy_ms);
+  }
+}
+
 int run_demo(const Options& o) {
-  apps::StarpuSession session;
+  apps::StarpuSession session("fnn-dtps");  // the product, unless STARPU_SCHED names another
   const lwt::Plan plan(o.rows, o.cols, o.levels, o.units, preferred_units(session, o.rows, o.cols));
   print_setup(session, plan, o.pipeline);
   const std::size_t n = std::size_t(o.rows) * std::size_t(o.cols);
@@ -193,6 +210,7 @@ int run_demo(const Options& o) {
   for (int r = 0; r < o.warmup; ++r) {
     std::fprintf(stderr, "warm-up %d/%d (calibrates StarPU's performance models)...\n", r + 1, o.warmup);
     lwt::forward(plan, o.pipeline, x.p, c.p);
+    session.end_job();
   }
   std::vector<double> times;
   for (int r = 0; r < o.repeat; ++r) {
@@ -200,10 +218,12 @@ int run_demo(const Options& o) {
     const double t = starpu_timing_now();
     lwt::forward(plan, o.pipeline, x.p, c.p, &stats);
     times.push_back(seconds_since(t));
+    session.end_job();
   }
   std::vector<double> sorted = times;
   std::sort(sorted.begin(), sorted.end());
   report("forward", sorted[sorted.size() / 2], n, stats);
+  print_decision();
   if (o.repeat > 1)
     std::printf("RESULT forward policy=%s size=%dx%d levels=%d units=%d cpu=%u cuda=%u median_ms=%.3f "
                 "min_ms=%.3f max_ms=%.3f reps=%d\n",
@@ -213,6 +233,7 @@ int run_demo(const Options& o) {
   std::fprintf(stderr, "inverse transform...\n");
   const double t0 = starpu_timing_now();
   lwt::inverse(plan, o.pipeline, c.p, y.p, &stats);
+  session.end_job();
   report("inverse", seconds_since(t0), n, stats);
   if (apps::kSimulated) return 0;
   std::printf("round trip: max relative error %.3g\n", relative_error(y.p, x.p, n));

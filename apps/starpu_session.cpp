@@ -30,7 +30,7 @@ int env_int(const char* name, int fallback) {
 
 }  // namespace
 
-StarpuSession::StarpuSession() {
+StarpuSession::StarpuSession(const char* default_policy) {
   try {  // a bad FNNDTPS_SIM_ setting: one line before StarPU starts
     if (codelets::simulation_perturbed() && !kSimulated)
       std::fprintf(stderr, "note: FNNDTPS_SIM_NOISE/FNNDTPS_SIM_SLOWDOWN act in the simulation build only; ignored here\n");
@@ -47,6 +47,10 @@ StarpuSession::StarpuSession() {
   // Our policies without STARPU_SCHED_LIB. StarPU re-reads STARPU_SCHED inside starpu_init
   // and warns that it does not know the name, so hide the variable during the call.
   const std::string ours = sched::use_policy_from_env(&conf) ? sched : "";
+  if (default_policy && (!sched || !*sched)) {
+    conf.sched_policy = sched::find_policy(default_policy);
+    conf.sched_policy_name = nullptr;
+  }
   if (!ours.empty()) unsetenv("STARPU_SCHED");
   const int rc = starpu_init(&conf);
   if (!ours.empty()) setenv("STARPU_SCHED", ours.c_str(), 1);
@@ -67,6 +71,7 @@ std::string StarpuSession::policy() const {
   starpu_sched_policy* p = starpu_sched_get_sched_policy();
   return p && p->policy_name ? p->policy_name : "?";
 }
+void StarpuSession::end_job() const { sched::end_batch_now(); }
 unsigned StarpuSession::cpu_workers() const { return starpu_cpu_worker_get_count(); }
 unsigned StarpuSession::cuda_workers() const { return starpu_cuda_worker_get_count(); }
 

@@ -26,12 +26,17 @@ struct UsageError : std::runtime_error {
 
 class StarpuSession {
  public:
-  StarpuSession();  // throws UsageError (bad settings) or std::runtime_error (init failed)
+  // `default_policy`: one of ours, used where STARPU_SCHED names none (null: StarPU's default).
+  // Throws UsageError (bad settings) or std::runtime_error (init failed).
+  explicit StarpuSession(const char* default_policy = nullptr);
   ~StarpuSession();
   StarpuSession(const StarpuSession&) = delete;
   StarpuSession& operator=(const StarpuSession&) = delete;
 
   std::string policy() const;  // the scheduling policy in use
+  // A job (one transform, one product) ended: our policies close their batch here (DTPS's
+  // feedback is per job, seed 001 §1.4), as jobs run back to back leave no idle gap.
+  void end_job() const;
   unsigned cpu_workers() const;
   unsigned cuda_workers() const;
 };

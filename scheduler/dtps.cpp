@@ -56,6 +56,8 @@ const char* to_string(DtpsCase c) {
     case DtpsCase::CpuOverloaded: return "cpu-overloaded";
     case DtpsCase::Ignored: return "ignored";
     case DtpsCase::Fixed: return "fixed";
+    case DtpsCase::Probe: return "guard-probe";
+    case DtpsCase::Guarded: return "guarded";
   }
   return "?";
 }
@@ -140,8 +142,16 @@ void DtpsController::reset() {
 // same way should the second phase overshoot too; with theta_0 from eq. (8) it is a bisection
 // that converges (see initial_theta). The loop is bounded by max_iterations and by the shares'
 // range [min_share, 1 - min_share]; it stops early when a bound blocks the step (saturated).
-DtpsUpdate DtpsController::end_batch(double t_cpu, double t_gpu,
-                                     std::optional<double> realised_alpha) {
+DtpsUpdate DtpsController::end_batch(double t_cpu, double t_gpu, std::optional<double> realised_alpha,
+                                     double throughput) {
+  const double ran_with = state_.alpha;
+  DtpsUpdate u = balance(t_cpu, t_gpu, realised_alpha);
+  if (u.kind != DtpsCase::Fixed && std::isfinite(throughput) && throughput > 0)
+    guard_batch(t_cpu, t_gpu, realised_alpha ? *realised_alpha : ran_with, throughput, u);
+  return u;
+}
+
+DtpsUpdate DtpsController::balance(double t_cpu, double t_gpu, std::optional<double> realised_alpha) {
   DtpsUpdate u;
   u.alpha_before = alpha();
   u.alpha = alpha();
@@ -213,6 +223,45 @@ DtpsUpdate DtpsController::end_batch(double t_cpu, double t_gpu,
   u.turn = state_.turn;
   u.m_after = m;
   return u;
+}
+
+// The makespan guard (see the header), after seed 001's step: whether it overrode the share
+// that step chose. `realised`: the CPU-class share of the work the batch ran. A co-run's split
+// is remembered as seed 001 corrected it.
+bool DtpsController::guard_batch(double t_cpu, double t_gpu, double realised, double throughput, DtpsUpdate& u) {
+  const double lo = config_.min_share, hi = 1.0 - config_.min_share;
+  const auto set = [&](double a, DtpsCase kind, std::string why) {
+    state_.alpha = clamp_share(a);
+    u.alpha = state_.alpha;
+    u.kind = kind;
+    u.reason = std::move(why);
+    return true;
+  };
+  GuardState& g = guard_;
+  const bool alone = realised <= kAloneShare || realised >= 1.0 - kAloneShare;
+  if (alone) {
+    g.alone_rate = throughput;
+    g.alone_class = realised <= kAloneShare ? 1 : 0;
+    g.coruns = 0;
+    if (g.corun_alpha < 0) return false;  // nothing to compare with yet: seed 001 decides
+    if (g.corun_rate > throughput * (1.0 + kGuardMargin))
+      return set(g.corun_alpha, DtpsCase::Guarded, "one class alone was slower than the latest co-run");
+    return set(g.alone_class == 1 ? lo : hi, DtpsCase::Guarded, "one class alone is at least as fast as co-running");
+  }
+  ++g.coruns;
+  g.corun_rate = throughput, g.corun_alpha = state_.alpha;  // the latest: the node may have changed
+  if (g.alone_class >= 0) {
+    if (throughput < g.alone_rate * (1.0 - kGuardMargin))
+      return set(g.alone_class == 1 ? lo : hi, DtpsCase::Guarded, "co-running was slower than one class alone");
+    return false;
+  }
+  // Probe once seed 001 has balanced the co-run (its best split is then known), or after
+  // kMaxCorunsBeforeProbe co-runs whatever.
+  const bool settled = u.kind == DtpsCase::Balanced || g.coruns >= kMaxCorunsBeforeProbe;
+  if (g.coruns < kCorunsBeforeProbe || !settled || !(t_cpu > 0 && t_gpu > 0)) return false;
+  // The faster class: the more work per unit of its busy time.
+  const bool gpu_faster = (1.0 - realised) / t_gpu >= realised / t_cpu;
+  return set(gpu_faster ? lo : hi, DtpsCase::Probe, "no single-class batch measured yet: the faster class alone");
 }
 
 // ---------------------------------------------------------------------------------------------

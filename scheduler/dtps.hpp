@@ -9,11 +9,23 @@
 //   eq. (7)  m  = (T_c - T_g) / max(T_c, T_g)          delay coefficient (chosen), in [-1, 1]
 //   eq. (8)  theta_0 = |m| * (share of the late class) first step of a round (chosen)
 //
+// The makespan guard extends seed 001. Seed 001 balances the classes' times (m -> 0), which
+// assumes that each class runs as fast beside the other as alone. On a memory-bound node it
+// does not: CPU passes and the GPU's DMA share host DRAM, and every LWT co-run measured on the
+// GPU machine was slower than the GPU alone (DESIGN §6). So the controller also keeps, per job
+// kind, the throughput (work / makespan) of its batches: once seed 001 has balanced a co-run
+// (or after four), with no single-class batch measured, the faster class runs one batch alone
+// (a probe); a co-run batch
+// slower than the latest single-class batch sends the split to that class alone; a
+// single-class batch slower than the latest co-run restores that co-run's split. It never
+// settles on a split slower than one class alone, and follows a class that slows down.
+//
 // Not thread-safe: the scheduler calls it under its own lock (one batch end at a time).
 #pragma once
 
 #include <cstddef>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -43,12 +55,30 @@ struct DtpsState {
   int turn = 0;        // adjusting rounds so far (seed 001 eq. (8)'s Turn); 0: none yet
 };
 
+// What the makespan guard has measured in this run (not stored: throughputs depend on the
+// problem's size). Throughputs are work per microsecond of a batch's makespan.
+struct GuardState {
+  double alone_rate = 0;    // the latest batch one class ran alone, 0 before any
+  int alone_class = -1;     // ... its class: 0 CPU, 1 GPU
+  double corun_rate = 0;    // the latest co-run batch, 0 before any
+  double corun_alpha = -1;  // ... the share seed 001 chose after it
+  int coruns = 0;           // co-run batches since the last single-class one
+};
+
+// The guard's parameters.
+constexpr double kAloneShare = 0.01;   // a batch whose smaller class did less than this ran alone
+constexpr double kGuardMargin = 0.03;  // throughputs closer than this are the same
+constexpr int kCorunsBeforeProbe = 2;     // co-run batches before a single class is tried alone,
+constexpr int kMaxCorunsBeforeProbe = 4;  // ... once seed 001 balanced them, or after this many
+
 enum class DtpsCase {
   Balanced,       // seed 001 §1.3 case (1): |m| <= tolerance, alpha kept
   GpuOverloaded,  // case (2): m < -tolerance, alpha raised first
   CpuOverloaded,  // case (3): m > tolerance, alpha lowered first
   Ignored,        // the batch's times are unusable (zero, negative, NaN, inf); see `reason`
   Fixed,          // a class has no workers: alpha fixed at 0 or 1
+  Probe,          // the makespan guard: the faster class runs the next batch alone
+  Guarded,        // the makespan guard: the split set to whichever of co-run and alone was faster
 };
 const char* to_string(DtpsCase c);
 
@@ -101,17 +131,23 @@ class DtpsController {
   // a task graph's dependencies make equal: see dtps_feedback in policy.cpp). `realised_alpha` is the CPU-class share of the work the
   // batch actually ran (units are whole, so it can differ from alpha()); by default alpha().
   // Applies seed 001 §1.3's three cases; see dtps.cpp.
+  // `throughput`: the batch's work over its makespan, for the makespan guard (NaN: no guard).
   DtpsUpdate end_batch(double t_cpu, double t_gpu,
-                       std::optional<double> realised_alpha = std::nullopt);
+                       std::optional<double> realised_alpha = std::nullopt,
+                       double throughput = std::numeric_limits<double>::quiet_NaN());
+  const GuardState& guard() const { return guard_; }
 
   // A new job kind: alpha back to the config's initial_alpha, theta 0, turn 0.
   void reset();
 
  private:
   double clamp_share(double a) const;
+  DtpsUpdate balance(double t_cpu, double t_gpu, std::optional<double> realised_alpha);
+  bool guard_batch(double t_cpu, double t_gpu, double realised, double throughput, DtpsUpdate& u);
 
   DtpsConfig config_;
   DtpsState state_;
+  GuardState guard_;
   bool has_cpu_ = true;
   bool has_gpu_ = true;
 };

@@ -23,6 +23,7 @@ struct State {
   std::string text;
   std::set<int> gpu_class;
   std::string gpu_text;
+  double corun = 1;
   std::atomic<long> tasks{0};
   std::atomic<double> t0_us{-1};  // the first task's start, -1 before
 };
@@ -43,6 +44,12 @@ void load(State& s) {
   s.gpu_text.clear();
   s.tasks = 0;
   s.t0_us = -1;
+  s.corun = 1;
+  if (const char* v = std::getenv("FNNDTPS_CORUN_SLOWDOWN"); v && *v) {
+    s.corun = parse_number("FNNDTPS_CORUN_SLOWDOWN", v);
+    if (!(s.corun >= 1 && s.corun <= 1e6))
+      throw std::invalid_argument("FNNDTPS_CORUN_SLOWDOWN '" + std::string(v) + "' must be a factor in [1, 1e6]");
+  }
   if (const char* v = std::getenv("FNNDTPS_EMULATED_GPUS"); v && *v) {
     s.gpu_text = v;
     std::stringstream in(v);
@@ -111,18 +118,20 @@ double factor(int worker) {
   return it == s.factors.end() || !switched_on(s) ? 1.0 : it->second;
 }
 
-bool configured() { return !state().factors.empty() || !state().gpu_class.empty(); }
+double corun_factor() { return state().corun; }
+
+bool configured() { return !state().factors.empty() || !state().gpu_class.empty() || state().corun > 1; }
 
 bool gpu_class(int worker) { return state().gpu_class.count(worker) > 0; }
 
 int last_gpu_class_worker() { return state().gpu_class.empty() ? -1 : *state().gpu_class.rbegin(); }
 
-void stretch(int worker, double seconds) {
+double stretch(int worker, double seconds, double extra) {
   State& s = state();
-  if (s.factors.empty()) return;
-  const double f = factor(worker);
+  const double f = factor(worker) * extra;
   s.tasks.fetch_add(1, std::memory_order_relaxed);
   if (f > 1.0 && seconds > 0) starpu_usleep(float((f - 1.0) * seconds * 1e6));
+  return f;
 }
 
 std::string describe() {
@@ -134,6 +143,7 @@ std::string describe() {
     if (s.after_ms > 0) o << " after " << s.after_ms << " ms";
   }
   if (!s.gpu_class.empty()) o << (s.factors.empty() ? "" : ", ") << "emulated GPU class " << s.gpu_text;
+  if (s.corun > 1) o << (o.tellp() > 0 ? ", " : "") << "emulated co-run slowdown " << s.corun << "x";
   return o.str();
 }
 

@@ -5,6 +5,10 @@
 
 #include <starpu.h>
 
+#include <optional>
+#include <string>
+#include <vector>
+
 namespace sched {
 
 // Our policy named `name` ("fnn-dtps", "fnn", "dtps", "boyer", "even"), or null.
@@ -18,6 +22,25 @@ bool use_policy_from_env(starpu_conf* conf);
 // training run, and the next push starts a new batch. For programs that never let every
 // worker go idle between phases. Returns whether a batch was open.
 bool end_batch_now();
+
+// What our policy of the global scheduling context decided so far, for programs that show it
+// (lwt2d demo): for the codelet that ran the most work, each worker's planned share (its
+// speed over the members' total), the FNN's predicted CP (NaN without a model), its tasks and
+// busy time, and DTPS's CPU-class share with its last decision. Empty when the policy is not
+// ours.
+struct Decision {
+  struct Worker {
+    std::string name;
+    bool gpu_class = false;
+    double share = 0, cp = 0, busy_ms = 0;
+    long tasks = 0;
+  };
+  std::string policy, codelet;
+  double alpha = -1;  // < 0: no DTPS share
+  std::string dtps;   // the controller's last decision
+  std::vector<Worker> workers;
+};
+std::optional<Decision> decision();
 
 }  // namespace sched
 

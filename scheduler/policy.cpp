@@ -7,10 +7,11 @@
 //   batch the work between two idle moments: DTPS feedback and FNN training at its end
 //
 // Locking (StarPU's conventions, as deque_modeling_policy_data_aware.c and lws):
-// - A worker's queue and its exp_len, nqueued are written under that worker's lock:
-//   push takes starpu_worker_lock(chosen); pop runs on the worker itself, inside StarPU's
-//   scheduling operation, where other threads cannot take its lock; re-balancing trylocks the
-//   victim (starpu_worker_trylock) and gives up when busy. No global lock on push.
+// - A worker's queue and its exp_len, nqueued are written under the queue's own mutex (as
+//   eager keeps its fifo under a policy mutex, one per worker here), taken relaxed from a
+//   worker's thread. Not StarPU's worker lock: that one waits until the worker leaves its
+//   scheduling operation, and an idle worker is in one almost all the time it polls.
+//   Re-balancing trylocks the victim's queue and gives up when busy. No global lock on push.
 // - Others read exp_len, pipe_end and nqueued unlocked (atomics): a stale read misplaces one
 //   task, as in dmda, and never loses one.
 // - pre_exec and post_exec run on the worker's thread and write only its own slot.
@@ -18,7 +19,8 @@
 //   refresh speeds) and otherwise reads the speeds' atomics.
 // - Batches end under the batch mutex, which push takes only when a batch starts or ends.
 // - Wakes: none under non-blocking drivers (idle workers poll pop); otherwise the chosen
-//   worker, under its lock, as dmda does.
+//   worker, after the queue's unlock, by starpu_wake_worker_relax_light as eager does: a worker
+//   in its scheduling operation is told to stay awake instead of being waited for.
 // - No C++ exception leaves a callback: each entry point catches, reports one line, aborts.
 #include <starpu.h>
 #include <starpu_scheduler.h>
@@ -67,6 +69,23 @@ struct Mutex {
   bool try_lock() { return starpu_pthread_mutex_trylock(&m) == 0; }
 };
 
+// A queue's mutex, taken from any thread: a worker's own thread is relaxed while it waits
+// (StarPU's convention for a policy lock inside a scheduling operation, as eager does).
+class QueueLock {
+ public:
+  explicit QueueLock(Mutex& m) : m_(m) {
+    starpu_worker_relax_on();
+    m_.lock();
+    starpu_worker_relax_off();
+  }
+  ~QueueLock() { m_.unlock(); }
+  QueueLock(const QueueLock&) = delete;
+  QueueLock& operator=(const QueueLock&) = delete;
+
+ private:
+  Mutex& m_;
+};
+
 void add(std::atomic<double>& a, double x) { a.store(a.load(std::memory_order_relaxed) + x, std::memory_order_relaxed); }
 double get(const std::atomic<double>& a) { return a.load(std::memory_order_relaxed); }
 
@@ -99,10 +118,11 @@ struct CodeletState {
       : speed(new std::atomic<double>[n]),
         timed(new std::atomic<int>[n]),
         eligible(new std::atomic<signed char>[n]),
+        cp_now(new std::atomic<double>[n]),
         done(new Done[n]),
         cp_measured(n, 0.0),
         runs_seen(n, 0) {
-    for (std::size_t w = 0; w < n; ++w) speed[w] = 1.0, timed[w] = kUntimed, eligible[w] = -1;
+    for (std::size_t w = 0; w < n; ++w) speed[w] = 1.0, timed[w] = kUntimed, eligible[w] = -1, cp_now[w] = NAN;
   }
   // What one worker writes at each of its task ends, on a cache line of its own: sixteen
   // workers ending tasks together would otherwise contend for one line.
@@ -110,12 +130,14 @@ struct CodeletState {
     std::atomic<double> measured{0};    // work/us (post_exec says how), 0 untimed
     std::atomic<long> runs{0};          // tasks timed
     std::atomic<double> batch_work{0};  // done in this batch
+    std::atomic<double> work{0}, busy_us{0};  // done in the whole run
   };
   std::string name;
   // Read by push for every worker: written rarely.
   std::unique_ptr<std::atomic<double>[]> speed;     // what push uses (cost.hpp)
   std::unique_ptr<std::atomic<int>[]> timed;        // Timing
   std::unique_ptr<std::atomic<signed char>[]> eligible;  // can_run's cache: -1 unknown, 0, 1
+  std::unique_ptr<std::atomic<double>[]> cp_now;         // the FNN's latest CP (NaN: none)
   std::unique_ptr<Done[]> done;
   std::atomic<bool> stale{true};
   std::atomic<bool> all_timed{false};    // no member left untimed (a hint: re-checked when false)
@@ -195,11 +217,12 @@ struct WorkerSlot {
   bool cuda = false;
   unsigned node = 0;
   std::atomic<bool> member{false};  // in this context
-  std::atomic<int> nqueued{0};      // written under the worker's lock
-  std::atomic<double> exp_len{0};   // predicted us of the queued tasks, under the worker's lock
+  std::atomic<int> nqueued{0};      // written under queue_mutex
+  std::atomic<double> exp_len{0};   // predicted us of the queued tasks, under queue_mutex
   std::atomic<double> pipe_end{0};  // when the tasks it popped are expected to end (its thread)
-  // Under the worker's lock.
-  alignas(64) TaskQueue queue;
+  // Under queue_mutex.
+  alignas(64) Mutex queue_mutex;
+  TaskQueue queue;
   bool ever_member = false;  // for the summary
   // The worker's own thread writes these.
   std::vector<Running> running;
@@ -218,7 +241,8 @@ struct WorkerSlot {
 };
 
 struct Policy {
-  Policy(SpeedSource s, std::size_t n) : source(s), workers(n) {}
+  Policy(unsigned c, SpeedSource s, std::size_t n) : ctx(c), source(s), workers(n) {}
+  unsigned ctx;
   SpeedSource source;
   Config cfg;
   bool rebalance = false;
@@ -244,11 +268,15 @@ struct Policy {
   std::atomic<long> pending{0};
   std::atomic<double> idle_since{-1};
   std::atomic<bool> in_batch{false};
+  std::atomic<double> batch_start_us{0};  // the first push of the open batch
   Mutex batch_mutex;  // the rest of the batch state and `dtps`
   DtpsStore dtps;
   int batches = 0;
   std::atomic<long> moved{0};
+  long moved_reported = 0;  // under batch_mutex
+  std::atomic<int> running_in_class[2] = {0, 0};  // emulation only: tasks running, CPU / GPU class
   std::vector<std::string> log;  // summary lines, under batch_mutex
+  std::string last_dtps;         // the controller's last decision, under batch_mutex
 };
 
 // Every live instance (one per scheduling context), for fnndtps_end_batch.
@@ -380,7 +408,9 @@ void refresh_speeds(Policy& p, CodeletState& c, double now) {
     }
     for (std::size_t w = 0; w < n; ++w) {
       if (!p.workers[w].member) continue;
-      const double cp = ability_from_cp(c.model->predict(f[w]));
+      const double predicted = c.model->predict(f[w]);
+      c.cp_now[w].store(predicted, std::memory_order_relaxed);
+      const double cp = ability_from_cp(predicted);
       in.ability[w] = cp;
       // CP averaged over the tasks since, with the weights `measured` gave their timings.
       const long runs = c.done[w].runs.load(std::memory_order_relaxed), fresh = runs - c.runs_seen[w];
@@ -518,13 +548,43 @@ void dtps_feedback(Policy& p) {
     }
   DtpsController& ctl = p.dtps.controller(dominant->name);
   const double total = work[0] + work[1];
-  const DtpsUpdate u = ctl.end_batch(busy[0], busy[1], total > 0 ? work[0] / total : ctl.alpha());
-  if (ctl.turn() > 0) dominant->alpha = ctl.alpha();
-  dominant->stale = true;
+  const double idle = get(p.idle_since), makespan = (idle >= 0 ? idle : now_us()) - get(p.batch_start_us);
+  const DtpsUpdate u = ctl.end_batch(busy[0], busy[1], total > 0 ? work[0] / total : ctl.alpha(),
+                                     makespan > 0 ? total / makespan : NAN);
+  // The split is the job's (seed 001 §1.3: a job's work divides between the classes): every
+  // codelet the batch ran takes it, as the classes' times measured all of them.
+  if (ctl.turn() > 0 || u.kind == DtpsCase::Probe || u.kind == DtpsCase::Guarded)
+    p.codelets.each([&](CodeletState& c) {
+      double w = 0;
+      for (std::size_t i = 0; i < p.workers.size(); ++i) w += get(c.done[i].batch_work);
+      if (w > 0) c.alpha = ctl.alpha(), c.stale = true;
+    });
+  p.last_dtps = std::string(to_string(u.kind)) + (u.reason.empty() ? "" : ": " + u.reason);
   if (p.cfg.verbose)
-    std::fprintf(stderr, "fnndtps: batch %d %s: T_cpu %.3f ms T_gpu %.3f ms m %.3f (%s) alpha %.4f -> %.4f\n",
-                 p.batches, dominant->name.c_str(), busy[0] / 1e3, busy[1] / 1e3, u.m_before, to_string(u.kind),
-                 u.alpha_before, ctl.alpha());
+    std::fprintf(stderr,
+                 "fnndtps: batch %d %s: makespan %.3f ms, T_cpu %.3f ms T_gpu %.3f ms, m %.3f (%s%s%s) alpha %.4f -> "
+                 "%.4f\n",
+                 p.batches, dominant->name.c_str(), makespan / 1e3, busy[0] / 1e3, busy[1] / 1e3, u.m_before,
+                 to_string(u.kind), u.reason.empty() ? "" : ": ", u.reason.c_str(), u.alpha_before, ctl.alpha());
+}
+
+// FNNDTPS_VERBOSE: per batch, what re-balancing moved and, per codelet the batch ran, each
+// worker's tasks, speed and predicted CP. Under batch_mutex.
+void print_batch(Policy& p) {
+  const long moved = p.moved.load(std::memory_order_relaxed);
+  std::fprintf(stderr, "fnndtps: batch %d: %ld tasks moved by re-balancing\n", p.batches, moved - p.moved_reported);
+  p.moved_reported = moved;
+  p.codelets.each([&](CodeletState& c) {
+    std::string line;
+    char buf[96];
+    for (const WorkerSlot& s : p.workers) {
+      const auto w = std::size_t(s.id);
+      if (!s.member || get(c.done[w].batch_work) <= 0) continue;
+      std::snprintf(buf, sizeof buf, " %d:%.4g/%.3f", s.id, get(c.speed[w]), get(c.cp_now[w]));
+      line += buf;
+    }
+    if (!line.empty()) std::fprintf(stderr, "fnndtps:   %s worker:speed/CP%s\n", c.name.c_str(), line.c_str());
+  });
 }
 
 // Ends the batch: DTPS feedback, then training, each codelet under its own mutex (push does not
@@ -534,6 +594,7 @@ void end_batch(Policy& p, bool force) {
   if (!p.in_batch || (!force && p.pending.load() != 0)) return;
   ++p.batches;
   if (uses_dtps(p)) dtps_feedback(p);
+  if (p.cfg.verbose) print_batch(p);
   p.codelets.each([&](CodeletState& c) {
     std::lock_guard<Mutex> cg(c.mutex);
     train(p, c);
@@ -555,6 +616,7 @@ void note_push(Policy& p, double now) {
     std::lock_guard<Mutex> g(p.batch_mutex);
     if (!p.in_batch) {
       p.in_batch = true;
+      p.batch_start_us = now;
       p.codelets.each([](CodeletState& c) { c.stale = true; });  // re-predict for the new batch
     }
   }
@@ -610,7 +672,7 @@ ProbeOptions probe_options() {
 void init(unsigned ctx, SpeedSource source) {
   try {
     const std::size_t n = starpu_worker_get_count();
-    auto* p = new Policy(source, n);
+    auto* p = new Policy(ctx, source, n);
     p->cfg = Config::from_env();
     p->rebalance = p->cfg.rebalance >= 0 ? p->cfg.rebalance == 1 : uses_fnn(*p);
     p->one_node = starpu_memory_nodes_get_count() == 1;
@@ -696,7 +758,7 @@ void remove_workers(unsigned ctx, int* ids, unsigned n) {
   std::vector<starpu_task*> orphans;
   for (unsigned i = 0; i < n; ++i) {
     WorkerSlot& s = p->workers[std::size_t(ids[i])];
-    starpu_worker_lock(s.id);
+    QueueLock g(s.queue_mutex);
     s.member = false;
     QueuedTask q;
     while (s.queue.pop_back_if(SIZE_MAX, &q, [](const QueuedTask&) { return true; })) {
@@ -706,10 +768,28 @@ void remove_workers(unsigned ctx, int* ids, unsigned n) {
     }
     s.nqueued = 0;
     s.exp_len = 0;
-    starpu_worker_unlock(s.id);
   }
   set_classes(*p);
   for (auto it = orphans.rbegin(); it != orphans.rend(); ++it) push(*it);
+}
+
+// Per codelet, per worker: tasks, busy time, share of the codelet's work, speed, CP.
+void print_codelet(Policy& p, CodeletState& c) {
+  double total = 0;
+  for (const WorkerSlot& s : p.workers) total += get(c.done[std::size_t(s.id)].work);
+  const double alpha = get(c.alpha);
+  std::fprintf(stderr, "  codelet %s%s", c.name.c_str(), alpha >= 0 ? "" : "\n");
+  if (alpha >= 0) std::fprintf(stderr, ": CPU-class share alpha %.4f (DTPS)\n", alpha);
+  std::fprintf(stderr, "    %-22s %8s %11s %7s %14s %6s\n", "worker", "tasks", "busy ms", "share", "speed work/us", "CP");
+  for (WorkerSlot& s : p.workers) {
+    const auto w = std::size_t(s.id);
+    if (!s.ever_member) continue;
+    char name[64];
+    starpu_worker_get_name(s.id, name, sizeof name);
+    const CodeletState::Done& d = c.done[w];
+    std::fprintf(stderr, "    %-22s %8ld %11.2f %7.3f %14.4g %6.3f\n", name, d.runs.load(), get(d.busy_us) / 1e3,
+                 total > 0 ? get(d.work) / total : 0.0, get(c.speed[w]), get(c.cp_now[w]));
+  }
 }
 
 void print_summary(Policy& p) {
@@ -725,12 +805,7 @@ void print_summary(Policy& p) {
     std::fprintf(stderr, "  %-24s %8lu %12.2f %14.4g %10.0f %9.1f %8.0f\n", name, s.tasks, s.busy_us / 1e3, s.work,
                  f.F, f.M / double(1ull << 30), f.P);
   }
-  p.codelets.each([&](CodeletState& c) {
-    std::fprintf(stderr, "  speeds %s (work/us):", c.name.c_str());
-    for (WorkerSlot& s : p.workers)
-      if (s.ever_member) std::fprintf(stderr, " %.4g", get(c.speed[std::size_t(s.id)]));
-    std::fprintf(stderr, "\n");
-  });
+  p.codelets.each([&](CodeletState& c) { print_codelet(p, c); });
   for (const std::string& line : p.log) std::fprintf(stderr, "  %s\n", line.c_str());
   if (uses_dtps(p))
     for (const std::string& k : p.dtps.kinds())
@@ -775,23 +850,24 @@ void deinit(unsigned ctx) {
   delete p;
 }
 
-// Prefetches the task's inputs to worker `w`'s node, then queues it there (under its lock). Once
-// queued the task may run and be freed at once: nothing here touches it after the unlock.
+// Prefetches the task's inputs to worker `w`'s node, then queues it there. Once queued the task
+// may run and be freed at once: nothing here touches it after the unlock.
 void enqueue(Policy& p, starpu_task* task, CodeletState& c, unsigned ctx, int w, double predicted, double work) {
   WorkerSlot& s = p.workers[std::size_t(w)];
   task->sched_data = &c;  // ours: pre_exec and post_exec count it
   if (!p.one_node && STARPU_TASK_GET_NBUFFERS(task) > 0 && starpu_get_prefetch_flag())
     starpu_prefetch_task_input_for(task, w);
-  starpu_worker_lock(w);
-  s.queue.push(QueuedTask{task, task->priority, predicted, work, &c});
-  s.nqueued.store(int(s.queue.size()), std::memory_order_relaxed);
-  add(s.exp_len, predicted);
-#if !defined(STARPU_NON_BLOCKING_DRIVERS) || defined(STARPU_SIMGRID)
-  starpu_wake_worker_locked(w);
-#endif
-  starpu_push_task_end(task);
-  starpu_worker_unlock(w);
+  {
+    QueueLock g(s.queue_mutex);
+    s.queue.push(QueuedTask{task, task->priority, predicted, work, &c});
+    s.nqueued.store(int(s.queue.size()), std::memory_order_relaxed);
+    add(s.exp_len, predicted);
+    starpu_push_task_end(task);
+  }
   starpu_sched_ctx_list_task_counters_increment(ctx, w);
+#if !defined(STARPU_NON_BLOCKING_DRIVERS) || defined(STARPU_SIMGRID)
+  starpu_wake_worker_relax_light(w);
+#endif
 }
 
 void enqueue_cold(Policy& p, starpu_task* task, CodeletState& c, [[maybe_unused]] unsigned ctx, double work) {
@@ -964,8 +1040,10 @@ starpu_task* take_from_busiest(Policy& p, unsigned ctx, int w, double now) {
     }
   // A queue its owner drains within an idle poll or two is not worth the victim's lock (the
   // submitter may be waiting for it) nor a cold start elsewhere.
-  if (victim < 0 || most < kMinStealUs || starpu_worker_trylock(victim) != 0) return nullptr;  // busy: later
+  if (victim < 0 || most < kMinStealUs) return nullptr;
   WorkerSlot& v = p.workers[std::size_t(victim)];
+  std::unique_lock<Mutex> g(v.queue_mutex, std::try_to_lock);
+  if (!g.owns_lock()) return nullptr;  // busy: later
   const double there_end = std::max(now, get(v.pipe_end)) + get(v.exp_len);
   double here = 0;
   QueuedTask q;
@@ -995,7 +1073,7 @@ starpu_task* take_from_busiest(Policy& p, unsigned ctx, int w, double now) {
     if (v.queue.empty()) v.exp_len = 0;
     starpu_sched_ctx_list_task_counters_decrement(ctx, victim);
   }
-  starpu_worker_unlock(victim);
+  g.unlock();
   if (!took) return nullptr;
   p.moved.fetch_add(1, std::memory_order_relaxed);
   me.pipe_end = std::max(now, get(me.pipe_end)) + here;
@@ -1009,9 +1087,14 @@ starpu_task* pop(unsigned ctx) {
   try {
     const double now = now_us();
     // Cold tasks of a higher priority than this worker's own go first.
-    if (s.member && p->ncold.load(std::memory_order_relaxed) > 0)
-      if (starpu_task* task = take_cold(*p, w, now, s.queue.empty() ? LONG_MIN : long(s.queue.front_priority())))
-        return task;
+    if (s.member && p->ncold.load(std::memory_order_relaxed) > 0) {
+      long above = LONG_MIN;
+      if (s.nqueued.load(std::memory_order_relaxed) > 0) {
+        QueueLock g(s.queue_mutex);
+        if (!s.queue.empty()) above = s.queue.front_priority();
+      }
+      if (starpu_task* task = take_cold(*p, w, now, above)) return task;
+    }
     if (s.nqueued.load(std::memory_order_relaxed) == 0) {
       starpu_task* task = nullptr;
       if (s.member && p->rebalance) task = take_from_busiest(*p, ctx, w, now);
@@ -1045,12 +1128,14 @@ starpu_task* pop(unsigned ctx) {
       }
       return nullptr;
     }
-    // Inside StarPU's scheduling operation: nobody else takes this worker's lock meanwhile.
     QueuedTask q;
-    if (!s.queue.pop_ready(&q, [&](void* t) { return p->one_node ? 0.0 : missing_on(static_cast<starpu_task*>(t), s.node); }))
-      return nullptr;
-    s.nqueued.store(int(s.queue.size()), std::memory_order_relaxed);
-    s.exp_len = s.queue.empty() ? 0.0 : get(s.exp_len) - q.predicted_us;
+    {
+      QueueLock g(s.queue_mutex);
+      if (!s.queue.pop_ready(&q, [&](void* t) { return p->one_node ? 0.0 : missing_on(static_cast<starpu_task*>(t), s.node); }))
+        return nullptr;
+      s.nqueued.store(int(s.queue.size()), std::memory_order_relaxed);
+      s.exp_len = s.queue.empty() ? 0.0 : get(s.exp_len) - q.predicted_us;
+    }
     s.pipe_end = std::max(now, get(s.pipe_end)) + q.predicted_us;
     starpu_sched_ctx_list_task_counters_decrement(ctx, w);
     return static_cast<starpu_task*>(q.task);
@@ -1072,6 +1157,7 @@ void pre_exec(starpu_task* task, unsigned ctx) {
     if (g.owns_lock()) s.features = s.latest;
   }
   s.running.push_back(Running{task, c, now, task_work(task), s.features});
+  if (emu::configured()) p->running_in_class[s.gpu].fetch_add(1, std::memory_order_relaxed);
 }
 
 // The task's time runs from its start, or from the end of the one before it on this worker
@@ -1091,9 +1177,10 @@ void post_exec(starpu_task* task, unsigned ctx) {
     // An emulated slowdown (DESIGN §6): (factor - 1) x its time more, before its successors
     // are released (they wait for post_exec).
     if (emu::configured()) {
-      const double f = emu::factor(s.id);
-      emu::stretch(s.id, dt * 1e-6);
+      const bool corun = p->running_in_class[!s.gpu].load(std::memory_order_relaxed) > 0;
+      const double f = emu::stretch(s.id, dt * 1e-6, corun ? emu::corun_factor() : 1);
       if (f > 1) dt *= f, end = now_us();
+      p->running_in_class[s.gpu].fetch_sub(1, std::memory_order_relaxed);
     }
     s.last_end_us = end;
     CodeletState& c = *r.codelet;
@@ -1115,6 +1202,8 @@ void post_exec(starpu_task* task, unsigned ctx) {
     add(s.batch_busy_us, dt);
     add(s.batch_work, r.work);
     add(c.done[w].batch_work, r.work);
+    add(c.done[w].work, r.work);
+    add(c.done[w].busy_us, dt);
     // This task and any started before it on this worker have ended (a worker ends its tasks
     // in order); those never seen ending were StarPU's internal tasks.
     const long ended = long(it - s.running.begin()) + 1;
@@ -1182,6 +1271,48 @@ bool end_batch_now() {
     end_batch(*p, true);
   }
   return ended;
+}
+
+std::optional<Decision> decision() {
+  std::lock_guard<Mutex> g(registry_mutex);
+  Policy* p = nullptr;
+  for (Policy* q : registry)
+    if (q->ctx == 0) p = q;  // StarPU's initial context
+  if (!p) return std::nullopt;
+  Decision d;
+  d.policy = to_string(p->source);
+  CodeletState* top = nullptr;
+  double most = -1;
+  p->codelets.each([&](CodeletState& c) {
+    double work = 0;
+    for (std::size_t w = 0; w < p->workers.size(); ++w) work += get(c.done[w].work);
+    if (work > most) most = work, top = &c;
+  });
+  if (!top) return d;
+  d.codelet = top->name;
+  d.alpha = get(top->alpha);
+  {
+    std::lock_guard<Mutex> bg(p->batch_mutex);
+    d.dtps = p->last_dtps;
+  }
+  double total = 0;
+  for (const WorkerSlot& s : p->workers)
+    if (s.member) total += get(top->speed[std::size_t(s.id)]);
+  for (const WorkerSlot& s : p->workers) {
+    if (!s.member) continue;
+    const auto w = std::size_t(s.id);
+    Decision::Worker r;
+    char name[64];
+    starpu_worker_get_name(s.id, name, sizeof name);
+    r.name = name;
+    r.gpu_class = s.gpu;
+    r.share = total > 0 ? get(top->speed[w]) / total : 0;
+    r.cp = get(top->cp_now[w]);
+    r.tasks = top->done[w].runs.load(std::memory_order_relaxed);
+    r.busy_ms = get(top->done[w].busy_us) / 1e3;
+    d.workers.push_back(r);
+  }
+  return d;
 }
 
 }  // namespace sched

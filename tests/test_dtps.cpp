@@ -642,6 +642,76 @@ TEST(Names, CasesPrint) {
   EXPECT_STREQ(sched::to_string(DtpsCase::CpuOverloaded), "cpu-overloaded");
   EXPECT_STREQ(sched::to_string(DtpsCase::Ignored), "ignored");
   EXPECT_STREQ(sched::to_string(DtpsCase::Fixed), "fixed");
+  EXPECT_STREQ(sched::to_string(DtpsCase::Probe), "guard-probe");
+  EXPECT_STREQ(sched::to_string(DtpsCase::Guarded), "guarded");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The makespan guard (DESIGN §6, beyond seed 001). Throughputs are work per us of a batch's
+// makespan; equal class times keep seed 001's split (case (1)) so that only the guard moves it.
+
+constexpr double kLo = 0.001;  // DtpsConfig's default min_share
+
+TEST(Guard, ProbesTheFasterClassAloneAfterTwoCoRuns) {
+  DtpsController c(DtpsConfig{}, DtpsState{0.3, 0, 0});
+  EXPECT_EQ(c.end_batch(10, 10, 0.3, 1.0).kind, DtpsCase::Balanced);  // the first co-run: no probe yet
+  const DtpsUpdate u = c.end_batch(10, 10, 0.3, 1.0);
+  EXPECT_EQ(u.kind, DtpsCase::Probe);
+  EXPECT_DOUBLE_EQ(c.alpha(), kLo) << "the GPU class did 0.7 of the work in the same time: it runs alone";
+  DtpsController cpu(DtpsConfig{}, DtpsState{0.8, 0, 0});
+  cpu.end_batch(10, 10, 0.8, 1.0);
+  cpu.end_batch(10, 10, 0.8, 1.0);
+  EXPECT_DOUBLE_EQ(cpu.alpha(), 1 - kLo) << "here the CPU class is the faster one";
+}
+
+TEST(Guard, CoRunningSlowerThanOneClassAloneEndsAlone) {
+  DtpsController c(DtpsConfig{}, DtpsState{0.3, 0, 0});
+  c.end_batch(10, 10, 0.3, 1.0);
+  c.end_batch(10, 10, 0.3, 1.0);                         // probe: GPU alone next
+  DtpsUpdate u = c.end_batch(0, 5, 0.0, 2.0);            // alone: twice the co-run's throughput
+  EXPECT_EQ(u.kind, DtpsCase::Guarded) << u.reason;
+  EXPECT_DOUBLE_EQ(c.alpha(), kLo);
+  for (int i = 0; i < 3; ++i) {                          // it stays there
+    u = c.end_batch(0, 5, 0.0, 2.0);
+    EXPECT_EQ(u.kind, DtpsCase::Guarded);
+    EXPECT_DOUBLE_EQ(c.alpha(), kLo);
+  }
+  EXPECT_EQ(c.guard().alone_class, 1);
+}
+
+TEST(Guard, CoRunningFasterRestoresItsSplit) {
+  DtpsController c(DtpsConfig{}, DtpsState{0.3, 0, 0});
+  c.end_batch(10, 10, 0.3, 2.0);
+  c.end_batch(10, 10, 0.3, 2.0);
+  DtpsUpdate u = c.end_batch(0, 5, 0.0, 1.0);            // alone: half the co-run's throughput
+  EXPECT_EQ(u.kind, DtpsCase::Guarded);
+  EXPECT_DOUBLE_EQ(c.alpha(), 0.3);
+  u = c.end_batch(10, 10, 0.3, 2.0);                     // co-running again: seed 001 decides
+  EXPECT_EQ(u.kind, DtpsCase::Balanced);
+  EXPECT_DOUBLE_EQ(c.alpha(), 0.3);
+  u = c.end_batch(10, 10, 0.3, 0.99);                    // as fast as alone, within the margin
+  EXPECT_EQ(u.kind, DtpsCase::Balanced) << "within kGuardMargin of alone's 1.0: the same";
+  u = c.end_batch(10, 10, 0.3, 0.9);                     // slower than alone: back off
+  EXPECT_EQ(u.kind, DtpsCase::Guarded);
+  EXPECT_DOUBLE_EQ(c.alpha(), kLo);
+}
+
+TEST(Guard, FollowsAClassAloneThatSlowsDown) {
+  DtpsController c(DtpsConfig{}, DtpsState{0.3, 0, 0});
+  c.end_batch(10, 10, 0.3, 1.0);
+  c.end_batch(10, 10, 0.3, 1.0);
+  c.end_batch(0, 5, 0.0, 2.0);
+  EXPECT_DOUBLE_EQ(c.alpha(), kLo);
+  const DtpsUpdate u = c.end_batch(0, 20, 0.0, 0.5);     // the GPU slowed to a quarter
+  EXPECT_EQ(u.kind, DtpsCase::Guarded);
+  EXPECT_DOUBLE_EQ(c.alpha(), 0.3) << "the latest co-run's split again";
+}
+
+TEST(Guard, WithoutAThroughputSeed001Alone) {
+  DtpsController c(DtpsConfig{}, DtpsState{0.3, 0, 0});
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(c.end_batch(10, 10, 0.3).kind, DtpsCase::Balanced);
+  EXPECT_DOUBLE_EQ(c.alpha(), 0.3);
+  EXPECT_EQ(c.guard().coruns, 0);
 }
 
 }  // namespace

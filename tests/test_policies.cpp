@@ -262,7 +262,8 @@ TEST(Models, RecordedSavedAndLoadedByTheNextRun) {
 // Several GPUs, emulated (FNNDTPS_EMULATED_GPUS): workers 2 and 3 form the GPU class. From
 // the second batch on the CPU class is 4x slower and GPU 3 runs at half speed (seed 000's
 // heterogeneous GPUs: one busy with other work), so the first batch's split is wrong. The
-// units are counted in the last of 5 batches.
+// units are counted in the last of 6 batches (the DTPS policies' makespan guard runs one of
+// them with the GPU class alone, to measure it, and goes back to co-running, here faster).
 struct SeveralGpusRun {
   BatchResult last;
   int dtps_turn = -1;  // adjusting rounds of DTPS's class split (seed 001 eq. 8's Turn)
@@ -272,7 +273,7 @@ SeveralGpusRun run_several_gpus(const std::string& policy) {
   setenv("FNNDTPS_EMULATED_GPUS", "2,3", 1);
   setenv("FNNDTPS_SUMMARY", "1", 1);
   ::testing::internal::CaptureStderr();
-  const auto r = run(policy, 5, "0:4,1:4,3:2", kUnits);
+  const auto r = run(policy, 6, "0:4,1:4,3:2", kUnits);
   const std::string summary = ::testing::internal::GetCapturedStderr();
   unsetenv("FNNDTPS_EMULATED_GPUS");
   unsetenv("FNNDTPS_SUMMARY");
@@ -329,6 +330,47 @@ TEST(SeveralGpus, CpuCoresSlowerThanTheBatchGetNoUnits) {
                   r[b].units[2], r[b].units[3]);
     }
   }
+}
+
+// The makespan guard (DESIGN §6) on an emulated memory-bound node: workers 2 and 3 are the GPU
+// class, the CPU class is 4x slower, and while both classes run every task takes 3x as long
+// (FNNDTPS_CORUN_SLOWDOWN: the contention for host memory). Co-running at the balanced split
+// (CPU class ~0.2 of the work) then takes ~3 x 0.8 x 550 ms; the GPU class alone 550 ms. The
+// guard probes the GPU class alone once seed 001 has balanced the co-run, and keeps it;
+// without the co-run slowdown co-running is faster (~440 ms) and it goes back to co-running.
+std::vector<BatchResult> run_corun(const std::string& policy, const char* corun, int batches = 5) {
+  setenv("FNNDTPS_EMULATED_GPUS", "2,3", 1);
+  setenv("FNNDTPS_CORUN_SLOWDOWN", corun, 1);
+  const auto r = run(policy, batches, "0:4,1:4");
+  unsetenv("FNNDTPS_EMULATED_GPUS");
+  unsetenv("FNNDTPS_CORUN_SLOWDOWN");
+  emu::reload();
+  for (std::size_t b = 0; b < r.size(); ++b)
+    std::printf("%s, co-run slowdown %s, batch %zu: units %d %d %d %d, %.0f ms\n", policy.c_str(), corun, b + 1,
+                r[b].units[0], r[b].units[1], r[b].units[2], r[b].units[3], r[b].seconds * 1e3);
+  return r;
+}
+
+TEST(MakespanGuard, BacksOffWhereCoRunningIsSlowerThanOneClassAlone) {
+  for (const char* policy : {"fnn-dtps", "dtps"}) {
+    SCOPED_TRACE(policy);
+    const auto r = run_corun(policy, "3", 6);
+    ASSERT_EQ(r.size(), 6u);
+    EXPECT_GT(r[1].units[0] + r[1].units[1], 10) << "the second batch co-runs";
+    for (std::size_t b = 4; b < r.size(); ++b) {
+      EXPECT_EQ(r[b].units[0] + r[b].units[1], 0) << "batch " << b + 1 << ": the GPU class alone";
+      EXPECT_LT(r[b].seconds, 0.75 * r[1].seconds) << "batch " << b + 1 << " faster than co-running was";
+    }
+  }
+}
+
+TEST(MakespanGuard, KeepsCoRunningWhereItIsFaster) {
+  const auto r = run_corun("fnn-dtps", "1", 6);
+  ASSERT_EQ(r.size(), 6u);
+  int alone = 0;
+  for (std::size_t b = 2; b < 5; ++b) alone += r[b].units[0] + r[b].units[1] == 0;
+  EXPECT_EQ(alone, 1) << "one batch probes the GPU class alone";
+  EXPECT_GT(r[5].units[0] + r[5].units[1], 20) << "co-running again: the CPU class's ~0.2 of 220 units";
 }
 
 // Batches (DESIGN §6): the work between two moments when every worker is idle, or up to an
