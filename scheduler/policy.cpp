@@ -111,6 +111,7 @@ constexpr double kStealEveryUs = 1000;     // an idle worker looks for work to t
 constexpr std::size_t kStealScan = 4;      // ... among the victim's last queued tasks
 constexpr double kMinStealUs = 50;         // ... from a queue holding at least this much work
 constexpr double kIdleCheckUs = 100;       // an idle worker looks at the batch this often
+constexpr double kTieUs = 1;               // expected finishes closer than this are equal
 
 // What the policy knows of one codelet: per-worker speeds and the FNN that predicts them.
 struct CodeletState {
@@ -978,6 +979,7 @@ int push(starpu_task* task) {
         least_gpu_transfer = std::min(least_gpu_transfer, tr);
       }
     }
+    const int self = starpu_worker_get_id();  // -1: the application's thread
     workers->init_iterator_for_parallel_tasks(workers, &it, task);
     while (workers->has_next(workers, &it)) {
       const int w = int(workers->get_next(workers, &it));
@@ -998,7 +1000,10 @@ int push(starpu_task* task) {
       const double queue_end = std::max(now, get(s.pipe_end)) + get(s.exp_len);
       const double finish = expected_finish(now, queue_end, tr, run);
       const double end = finish + (gpus_compete && s.cuda ? tr - least_gpu_transfer : 0);
-      if (best < 0 || end < best_end) best = w, best_end = end, best_predicted = finish - queue_end;
+      // Ties (within kTieUs) go to the worker pushing the task (it ended the task before:
+      // no wake, its caches hold the data), else to the first; as ws pushes to its caller.
+      const bool tie = best >= 0 && std::fabs(end - best_end) <= kTieUs;
+      if (best < 0 || (tie ? w == self : end < best_end)) best = w, best_end = end, best_predicted = finish - queue_end;
     }
     if (probe >= 0) {
       const WorkerSlot& s = p->workers[std::size_t(probe)];
