@@ -184,6 +184,7 @@ class DtpsStore {
   // nullptr when the kind is unknown.
   const DtpsController* find(const std::string& kind) const;
   std::size_t size() const { return kinds_.size(); }
+  const DtpsConfig& config() const { return config_; }
   std::vector<std::string> kinds() const;
 
   // Applies to every controller, present and future.

@@ -552,14 +552,23 @@ void dtps_feedback(Policy& p) {
   const double idle = get(p.idle_since), makespan = (idle >= 0 ? idle : now_us()) - get(p.batch_start_us);
   const DtpsUpdate u = ctl.end_batch(busy[0], busy[1], total > 0 ? work[0] / total : ctl.alpha(),
                                      makespan > 0 ? total / makespan : NAN);
-  // The split is the job's (seed 001 §1.3: a job's work divides between the classes): every
-  // codelet the batch ran takes it, as the classes' times measured all of them.
-  if (ctl.turn() > 0 || u.kind == DtpsCase::Probe || u.kind == DtpsCase::Guarded)
-    p.codelets.each([&](CodeletState& c) {
-      double w = 0;
-      for (std::size_t i = 0; i < p.workers.size(); ++i) w += get(c.done[i].batch_work);
-      if (w > 0) c.alpha = ctl.alpha(), c.stale = true;
-    });
+  // Seed 001's split is the dominant codelet's: the others keep their own speeds (a tiled
+  // factorization's panel codelet belongs on the CPUs whatever the GEMM's split). When the
+  // makespan guard sends the job to one class alone, every codelet the batch ran goes there
+  // (else the other class would still run some), and back to its own speeds after.
+  const bool guard = u.kind == DtpsCase::Probe || u.kind == DtpsCase::Guarded;
+  const double lo = p.dtps.config().min_share;
+  const bool alone = guard && (ctl.alpha() <= lo || ctl.alpha() >= 1 - lo);
+  p.codelets.each([&](CodeletState& c) {
+    double w = 0;
+    for (std::size_t i = 0; i < p.workers.size(); ++i) w += get(c.done[i].batch_work);
+    if (&c == dominant) {
+      if (ctl.turn() > 0 || guard) c.alpha = ctl.alpha();
+    } else if (w > 0 && (alone || guard)) {
+      c.alpha = alone ? ctl.alpha() : -1.0;
+    }
+    c.stale = true;
+  });
   p.last_dtps = std::string(to_string(u.kind)) + (u.reason.empty() ? "" : ": " + u.reason);
   if (p.cfg.verbose)
     std::fprintf(stderr,
