@@ -33,6 +33,7 @@ struct Decision {
     std::string name;
     bool gpu_class = false;
     double share = 0, cp = 0, busy_ms = 0;
+    double uf = 0, own_busy = 0;  // live UF (the load not ours; NaN before a sample), our share
     long tasks = 0;
   };
   std::string policy, codelet;

@@ -239,6 +239,7 @@ struct WorkerSlot {
   double busy_us = 0, work = 0;
   std::atomic<double> batch_busy_us{0}, batch_work{0};
   std::atomic<double> own_busy{0};  // the share of its recent time it spent on our tasks
+  std::atomic<double> uf{NAN};      // the latest UF sampled: the load that is not ours
 };
 
 struct Policy {
@@ -356,6 +357,7 @@ fnn::Features live_features(Policy& p, std::size_t w) {
   WorkerSlot& s = p.workers[w];
   RawFeatures raw = p.probe->sample(w);
   raw.UF = std::max(0.0, raw.UF - get(s.own_busy));
+  s.uf = raw.UF;
   RawFeatures peak = raw;
   for (std::size_t i = 0; i < p.workers.size(); ++i) {
     const RawFeatures r = p.probe->static_features(i);
@@ -1324,6 +1326,8 @@ std::optional<Decision> decision() {
     r.cp = get(top->cp_now[w]);
     r.tasks = top->done[w].runs.load(std::memory_order_relaxed);
     r.busy_ms = get(top->done[w].busy_us) / 1e3;
+    r.uf = get(s.uf);
+    r.own_busy = get(s.own_busy);
     d.workers.push_back(r);
   }
   return d;

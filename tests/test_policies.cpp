@@ -5,10 +5,12 @@
 #include <starpu.h>
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -418,6 +420,49 @@ int run_two_groups(bool explicit_end) {
   unsetenv("FNNDTPS_SUMMARY");
   unsetenv("FNNDTPS_SAVE");
   return batches_in(summary, "fnn");
+}
+
+// UF is the load that is not ours (DESIGN §6): workers busy only with our tasks read UF near
+// 0, though /proc/stat reads their cores busy (their share of our work, own_busy, is high).
+void spin_work(void** /*buffers*/, void* /*arg*/) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(10);
+  while (std::chrono::steady_clock::now() < until) {
+  }
+}
+
+TEST(LiveState, UfExcludesOurOwnLoad) {
+  setenv("FNNDTPS_SAVE", "0", 1);
+  starpu_conf conf;
+  starpu_conf_init(&conf);
+  conf.ncpus = 2;
+  conf.ncuda = 0;
+  conf.precedence_over_environment_variables = 1;
+  conf.sched_policy = sched::find_policy("fnn");
+  conf.sched_policy_name = nullptr;
+  ASSERT_EQ(starpu_init(&conf), 0);
+  starpu_codelet spin;
+  starpu_codelet_init(&spin);
+  spin.cpu_funcs[0] = spin_work;
+  spin.nbuffers = 0;
+  spin.name = "spin";
+  // Rounds of two 10 ms tasks, with idle moments between them for the workers to sample.
+  for (int round = 0; round < 40; ++round) {
+    for (int i = 0; i < 2; ++i) EXPECT_EQ(starpu_task_insert(&spin, 0), 0);
+    starpu_task_wait_for_all();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  const std::optional<sched::Decision> d = sched::decision();
+  starpu_shutdown();
+  unsetenv("FNNDTPS_SAVE");
+  ASSERT_TRUE(d.has_value());
+  ASSERT_EQ(d->workers.size(), 2u);
+  for (const auto& w : d->workers) {
+    SCOPED_TRACE(w.name);
+    std::printf("%s: own busy %.2f, UF %.2f\n", w.name.c_str(), w.own_busy, w.uf);
+    EXPECT_GT(w.own_busy, 0.5) << "busy with our tasks";
+    ASSERT_TRUE(std::isfinite(w.uf)) << "sampled";
+    EXPECT_LT(w.uf, 0.3) << "our own load is not UF";
+  }
 }
 
 TEST(Batches, EndWhenAllIdleOrWhenTheApplicationSaysSo) {
