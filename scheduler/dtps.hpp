@@ -15,10 +15,10 @@
 // GPU machine was slower than the GPU alone (DESIGN §6). So the controller also keeps, per job
 // kind, the throughput (work / makespan) of its batches: once seed 001 has balanced a co-run
 // (or after four), with no single-class batch measured, the faster class runs one batch alone
-// (a probe); a co-run batch
-// slower than the latest single-class batch sends the split to that class alone; a
-// single-class batch slower than the latest co-run restores that co-run's split. It never
-// settles on a split slower than one class alone, and follows a class that slows down.
+// (a probe); a co-run batch slower than the latest single-class batch sends the split to that
+// class alone; a single-class batch slower than the latest co-run restores that co-run's
+// split. It never settles on a split slower than one class alone, and follows a class that
+// slows down.
 //
 // Not thread-safe: the scheduler calls it under its own lock (one batch end at a time).
 #pragma once

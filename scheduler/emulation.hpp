@@ -36,7 +36,8 @@ int last_gpu_class_worker();
 // (factor x extra - 1) x seconds, so the task takes factor x extra times as long (`extra`:
 // corun_factor() when the other class was running, else 1). Returns factor x extra.
 double stretch(int worker, double seconds, double extra = 1);
-// "emulated slowdown 0:1,1:1,2:2,3:4 after 10 tasks, emulated GPU class 2,3, co-run 3x" or "".
+// "emulated slowdown 0:1,1:1,2:2,3:4 after 10 tasks, emulated GPU class 2,3, emulated co-run
+// slowdown 3x" or "".
 std::string describe();
 // Re-reads the environment (tests); throws std::invalid_argument on a malformed value.
 void reload();

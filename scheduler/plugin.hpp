@@ -31,7 +31,6 @@ bool end_batch_now();
 struct Decision {
   struct Worker {
     std::string name;
-    bool gpu_class = false;
     double share = 0, cp = 0, busy_ms = 0;
     double uf = 0, own_busy = 0;  // live UF (the load not ours; NaN before a sample), our share
     long tasks = 0;

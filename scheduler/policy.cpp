@@ -276,7 +276,7 @@ struct Policy {
   int batches = 0;
   std::atomic<long> moved{0};
   long moved_reported = 0;  // under batch_mutex
-  std::atomic<int> running_in_class[2] = {0, 0};  // emulation only: tasks running, CPU / GPU class
+  std::atomic<int> running_in_class[2] = {0, 0};  // emulation only: `running` entries, CPU / GPU class
   std::vector<std::string> log;  // summary lines, under batch_mutex
   std::string last_dtps;         // the controller's last decision, under batch_mutex
 };
@@ -561,16 +561,13 @@ void dtps_feedback(Policy& p) {
   const bool guard = u.kind == DtpsCase::Probe || u.kind == DtpsCase::Guarded;
   const double lo = p.dtps.config().min_share;
   const bool alone = guard && (ctl.alpha() <= lo || ctl.alpha() >= 1 - lo);
-  p.codelets.each([&](CodeletState& c) {
-    double w = 0;
-    for (std::size_t i = 0; i < p.workers.size(); ++i) w += get(c.done[i].batch_work);
-    if (&c == dominant) {
-      if (ctl.turn() > 0 || guard) c.alpha = ctl.alpha();
-    } else if (w > 0 && (alone || guard)) {
-      c.alpha = alone ? ctl.alpha() : -1.0;
-    }
-    c.stale = true;
-  });
+  if (ctl.turn() > 0 || guard) dominant->alpha = ctl.alpha(), dominant->stale = true;
+  if (guard)
+    p.codelets.each([&](CodeletState& c) {
+      double w = 0;
+      for (std::size_t i = 0; i < p.workers.size(); ++i) w += get(c.done[i].batch_work);
+      if (&c != dominant && w > 0) c.alpha = alone ? ctl.alpha() : -1.0, c.stale = true;
+    });
   p.last_dtps = std::string(to_string(u.kind)) + (u.reason.empty() ? "" : ": " + u.reason);
   if (p.cfg.verbose)
     std::fprintf(stderr,
@@ -790,8 +787,9 @@ void print_codelet(Policy& p, CodeletState& c) {
   double total = 0;
   for (const WorkerSlot& s : p.workers) total += get(c.done[std::size_t(s.id)].work);
   const double alpha = get(c.alpha);
-  std::fprintf(stderr, "  codelet %s%s", c.name.c_str(), alpha >= 0 ? "" : "\n");
-  if (alpha >= 0) std::fprintf(stderr, ": CPU-class share alpha %.4f (DTPS)\n", alpha);
+  std::fprintf(stderr, "  codelet %s", c.name.c_str());
+  if (alpha >= 0) std::fprintf(stderr, ": CPU-class share alpha %.4f (DTPS)", alpha);
+  std::fprintf(stderr, "\n");
   std::fprintf(stderr, "    %-22s %8s %11s %7s %14s %6s\n", "worker", "tasks", "busy ms", "share", "speed work/us", "CP");
   for (WorkerSlot& s : p.workers) {
     const auto w = std::size_t(s.id);
@@ -1124,6 +1122,7 @@ starpu_task* pop(unsigned ctx) {
       // StarPU's internal tasks (no post_exec). With nothing submitted, no worker runs anything.
       if (!s.running.empty() && (!s.cuda || starpu_task_nsubmitted() == 0)) {
         p->pending.fetch_sub(long(s.running.size()));
+        if (emu::configured()) p->running_in_class[s.gpu].fetch_sub(int(s.running.size()), std::memory_order_relaxed);
         s.running.clear();
       }
       // Sampling (/proc, NVML) and training take up to milliseconds: an idle CPU worker does
@@ -1201,7 +1200,6 @@ void post_exec(starpu_task* task, unsigned ctx) {
       const bool corun = p->running_in_class[!s.gpu].load(std::memory_order_relaxed) > 0;
       const double f = emu::stretch(s.id, dt * 1e-6, corun ? emu::corun_factor() : 1);
       if (f > 1) dt *= f, end = now_us();
-      p->running_in_class[s.gpu].fetch_sub(1, std::memory_order_relaxed);
     }
     s.last_end_us = end;
     CodeletState& c = *r.codelet;
@@ -1229,6 +1227,7 @@ void post_exec(starpu_task* task, unsigned ctx) {
     // in order); those never seen ending were StarPU's internal tasks.
     const long ended = long(it - s.running.begin()) + 1;
     s.running.erase(s.running.begin(), it + 1);
+    if (emu::configured()) p->running_in_class[s.gpu].fetch_sub(int(ended), std::memory_order_relaxed);
     if (s.running.empty() && s.nqueued.load(std::memory_order_relaxed) == 0) s.pipe_end = end;
     if (s.pending.size() >= kMergeEvery) merge_samples(s, std::size_t(w), false);
     if (p->pending.fetch_sub(ended) == ended) {
@@ -1326,7 +1325,6 @@ std::optional<Decision> decision() {
     char name[64];
     starpu_worker_get_name(s.id, name, sizeof name);
     r.name = name;
-    r.gpu_class = s.gpu;
     r.share = total > 0 ? get(top->speed[w]) / total : 0;
     r.cp = get(top->cp_now[w]);
     r.tasks = top->done[w].runs.load(std::memory_order_relaxed);

@@ -29,7 +29,7 @@ for policy in fnn-dtps fnn dtps boyer even; do
 done
 # A bad emulation or batch setting ends the program with one line (DESIGN §9), before any task runs.
 for setting in FNNDTPS_EMULATED_GPUS=9 FNNDTPS_EMULATED_GPUS=x FNNDTPS_SLOWDOWN=0:0.5 FNNDTPS_BATCH_GAP_MS=x \
-               FNNDTPS_BATCH_GAP_MS=-1; do
+               FNNDTPS_BATCH_GAP_MS=-1 FNNDTPS_CORUN_SLOWDOWN=x FNNDTPS_CORUN_SLOWDOWN=0.5; do
   env "$setting" STARPU_SCHED_LIB="$lib" STARPU_SCHED=dtps "$prog" >/dev/null 2>"$FNNDTPS_MODEL_DIR/err"
   rc=$?
   err=$(grep -v '^\[starpu\]' "$FNNDTPS_MODEL_DIR/err")

@@ -49,6 +49,19 @@ starpu_codelet make_codelet() {
 }
 starpu_codelet codelet = make_codelet();
 
+// starpu_init with `ncpus` CPU workers, no GPU, under our policy `policy`.
+int init_starpu(const char* policy, int ncpus) {
+  starpu_conf conf;
+  starpu_conf_init(&conf);
+  conf.ncpus = ncpus;
+  conf.ncuda = 0;
+  conf.precedence_over_environment_variables = 1;
+  conf.sched_policy = sched::find_policy(policy);
+  conf.sched_policy_name = nullptr;
+  EXPECT_NE(conf.sched_policy, nullptr) << policy;
+  return starpu_init(&conf);
+}
+
 struct BatchResult {
   std::vector<int> units;  // per worker
   double seconds = 0;
@@ -66,15 +79,7 @@ std::vector<BatchResult> run(const std::string& policy, int batches, const std::
   setenv("FNNDTPS_SLOWDOWN", slowdown.c_str(), 1);
   setenv("FNNDTPS_SLOWDOWN_AFTER_TASKS", std::to_string(after_tasks).c_str(), 1);
   emu::reload();
-  starpu_conf conf;
-  starpu_conf_init(&conf);
-  conf.ncpus = 4;
-  conf.ncuda = 0;
-  conf.precedence_over_environment_variables = 1;
-  conf.sched_policy = sched::find_policy(policy.c_str());
-  conf.sched_policy_name = nullptr;
-  EXPECT_NE(conf.sched_policy, nullptr);
-  EXPECT_EQ(starpu_init(&conf), 0);
+  EXPECT_EQ(init_starpu(policy.c_str(), 4), 0);
   EXPECT_EQ(starpu_cpu_worker_get_count(), 4u);
   std::vector<float> data(std::size_t(kUnits) * 64);
   std::vector<starpu_data_handle_t> handles(kUnits);
@@ -386,14 +391,7 @@ int batches_in(const std::string& summary, const std::string& policy) {
 int run_two_groups(bool explicit_end) {
   setenv("FNNDTPS_SUMMARY", "1", 1);
   setenv("FNNDTPS_SAVE", "0", 1);
-  starpu_conf conf;
-  starpu_conf_init(&conf);
-  conf.ncpus = 4;
-  conf.ncuda = 0;
-  conf.precedence_over_environment_variables = 1;
-  conf.sched_policy = sched::find_policy("fnn");
-  conf.sched_policy_name = nullptr;
-  EXPECT_EQ(starpu_init(&conf), 0);
+  EXPECT_EQ(init_starpu("fnn", 4), 0);
   std::vector<float> data(std::size_t(kUnits) * 64);
   std::vector<starpu_data_handle_t> handles(kUnits);
   for (int i = 0; i < kUnits; ++i)
@@ -432,14 +430,7 @@ void spin_work(void** /*buffers*/, void* /*arg*/) {
 
 TEST(LiveState, UfExcludesOurOwnLoad) {
   setenv("FNNDTPS_SAVE", "0", 1);
-  starpu_conf conf;
-  starpu_conf_init(&conf);
-  conf.ncpus = 2;
-  conf.ncuda = 0;
-  conf.precedence_over_environment_variables = 1;
-  conf.sched_policy = sched::find_policy("fnn");
-  conf.sched_policy_name = nullptr;
-  ASSERT_EQ(starpu_init(&conf), 0);
+  ASSERT_EQ(init_starpu("fnn", 2), 0);
   starpu_codelet spin;
   starpu_codelet_init(&spin);
   spin.cpu_funcs[0] = spin_work;
