@@ -1,6 +1,7 @@
 // The five policies of the plugin (DESIGN §6): one mechanism, five speed sources (cost.hpp).
-//   push  the worker of earliest expected finish (queue end, transfer from StarPU's bus model,
-//         work / speed) among those that can run this task; its inputs prefetched there
+//   push  the worker of earliest expected finish (its queued tasks of an equal or higher
+//         priority, transfer from StarPU's bus model, work / speed) among those that can run
+//         this task; its inputs prefetched there
 //   pop   the first task of the head's priority whose data is on the worker's node (dmdar)
 //   idle  fnn, fnn-dtps: take a queued task from a worker that slipped behind its schedule,
 //         the one with the largest remaining time, when it would end sooner here (seed 000 eq. 8)
@@ -12,8 +13,9 @@
 //   worker's thread. Not StarPU's worker lock: that one waits until the worker leaves its
 //   scheduling operation, and an idle worker is in one almost all the time it polls.
 //   Re-balancing trylocks the victim's queue and gives up when busy. No global lock on push.
-// - Others read exp_len, pipe_end and nqueued unlocked (atomics): a stale read misplaces one
-//   task, as in dmda, and never loses one.
+// - Others read exp_len, pipe_end, nqueued and the queue's priority range unlocked (atomics):
+//   a stale read misplaces one task, as in dmda, and never loses one. A push of a priority
+//   inside a queue's range scans that queue under its mutex (dmdas takes the worker's lock).
 // - pre_exec and post_exec run on the worker's thread and write only its own slot.
 // - A codelet's model, samples and speeds are under its own mutex; push only trylocks it (to
 //   refresh speeds) and otherwise reads the speeds' atomics.
@@ -218,7 +220,9 @@ struct WorkerSlot {
   bool cuda = false;
   unsigned node = 0;
   std::atomic<bool> member{false};  // in this context
-  std::atomic<int> nqueued{0};      // written under queue_mutex
+  std::atomic<int> nqueued{0};      // written under queue_mutex (publish)
+  // The queue's highest and lowest priorities (publish); empty: INT_MIN, INT_MAX.
+  std::atomic<int> prio_hi{INT_MIN}, prio_lo{INT_MAX};
   std::atomic<double> exp_len{0};   // predicted us of the queued tasks, under queue_mutex
   std::atomic<double> pipe_end{0};  // when the tasks it popped are expected to end (its thread)
   // Under queue_mutex.
@@ -241,6 +245,24 @@ struct WorkerSlot {
   std::atomic<double> own_busy{0};  // the share of its recent time it spent on our tasks
   std::atomic<double> uf{NAN};      // the latest UF sampled: the load that is not ours
 };
+
+// After each change of s.queue, under s.queue_mutex: what pushes read without the lock.
+void publish(WorkerSlot& s) {
+  s.nqueued.store(int(s.queue.size()), std::memory_order_relaxed);
+  s.prio_hi.store(s.queue.empty() ? INT_MIN : s.queue.front_priority(), std::memory_order_relaxed);
+  s.prio_lo.store(s.queue.empty() ? INT_MAX : s.queue.back_priority(), std::memory_order_relaxed);
+  if (s.queue.empty()) s.exp_len = 0;
+}
+
+// How long a task of `priority` pushed to `s` would wait behind its queue: the queued tasks of
+// an equal or higher priority (dmdas). Without the lock when the queue holds one priority level
+// or the task goes first or last; else, with programs that mix priorities, a scan under it.
+double queue_wait(WorkerSlot& s, int priority) {
+  if (priority <= s.prio_lo.load(std::memory_order_relaxed)) return get(s.exp_len);
+  if (priority > s.prio_hi.load(std::memory_order_relaxed)) return 0;
+  QueueLock g(s.queue_mutex);
+  return s.queue.ahead_of(priority);
+}
 
 struct Policy {
   Policy(unsigned c, SpeedSource s, std::size_t n) : ctx(c), source(s), workers(n) {}
@@ -775,8 +797,7 @@ void remove_workers(unsigned ctx, int* ids, unsigned n) {
       p->pending.fetch_sub(1);
       starpu_sched_ctx_list_task_counters_decrement(ctx, s.id);
     }
-    s.nqueued = 0;
-    s.exp_len = 0;
+    publish(s);
   }
   set_classes(*p);
   for (auto it = orphans.rbegin(); it != orphans.rend(); ++it) push(*it);
@@ -870,8 +891,8 @@ void enqueue(Policy& p, starpu_task* task, CodeletState& c, unsigned ctx, int w,
   {
     QueueLock g(s.queue_mutex);
     s.queue.push(QueuedTask{task, task->priority, predicted, work, &c});
-    s.nqueued.store(int(s.queue.size()), std::memory_order_relaxed);
     add(s.exp_len, predicted);
+    publish(s);
     starpu_push_task_end(task);
   }
   starpu_sched_ctx_list_task_counters_increment(ctx, w);
@@ -1006,7 +1027,7 @@ int push(starpu_task* task) {
       double& tr = transfer[s.node];
       if (tr < 0) tr = data ? std::max(0.0, starpu_task_expected_data_transfer_time_for(task, unsigned(w))) : 0.0;
       const double run = work / c.speed[w].load(std::memory_order_relaxed);
-      const double queue_end = std::max(now, get(s.pipe_end)) + get(s.exp_len);
+      const double queue_end = std::max(now, get(s.pipe_end)) + queue_wait(s, task->priority);
       // GPUs that compete for a task: its transfer is charged once, as a cost beyond the GPU
       // that holds most of its data (dmda's fitness), not also as a wait before it runs:
       // counted twice, a unit's tasks never left the GPUs that ran its first ones (simulated
@@ -1020,8 +1041,8 @@ int push(starpu_task* task) {
       if (best < 0 || (tie ? w == self : end < best_end)) best = w, best_end = end, best_predicted = finish - queue_end;
     }
     if (probe >= 0) {
-      const WorkerSlot& s = p->workers[std::size_t(probe)];
-      const double queue_end = std::max(now, get(s.pipe_end)) + get(s.exp_len);
+      WorkerSlot& s = p->workers[std::size_t(probe)];
+      const double queue_end = std::max(now, get(s.pipe_end)) + queue_wait(s, task->priority);
       best = probe;
       best_predicted = std::max(0.0, expected_finish(now, queue_end, transfer[s.node], work / c.speed[probe]) - queue_end);
     }
@@ -1087,9 +1108,8 @@ starpu_task* take_from_busiest(Policy& p, unsigned ctx, int w, double now) {
     return 2 * late > here && p.cfg.threshold * here < there_end - now;
   });
   if (took) {
-    v.nqueued.store(int(v.queue.size()), std::memory_order_relaxed);
     add(v.exp_len, -q.predicted_us);
-    if (v.queue.empty()) v.exp_len = 0;
+    publish(v);
     starpu_sched_ctx_list_task_counters_decrement(ctx, victim);
   }
   g.unlock();
@@ -1153,8 +1173,8 @@ starpu_task* pop(unsigned ctx) {
       QueueLock g(s.queue_mutex);
       if (!s.queue.pop_ready(&q, [&](void* t) { return p->one_node ? 0.0 : missing_on(static_cast<starpu_task*>(t), s.node); }))
         return nullptr;
-      s.nqueued.store(int(s.queue.size()), std::memory_order_relaxed);
-      s.exp_len = s.queue.empty() ? 0.0 : get(s.exp_len) - q.predicted_us;
+      add(s.exp_len, -q.predicted_us);
+      publish(s);
     }
     s.pipe_end = std::max(now, get(s.pipe_end)) + q.predicted_us;
     starpu_sched_ctx_list_task_counters_decrement(ctx, w);

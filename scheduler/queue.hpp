@@ -5,8 +5,7 @@
 //   worker's memory node, else the one with the least missing (as
 //   starpu_st_fifo_taskq_pop_first_ready_task does for dmdar and dmdas);
 // - re-balancing takes from the back (the lowest priority, pushed last).
-// Not thread-safe: the policy holds the owning worker's lock (starpu_worker_lock) around
-// every call.
+// Not thread-safe: the policy holds the owning worker's queue mutex around every call.
 #pragma once
 
 #include <cstddef>
@@ -28,6 +27,15 @@ class TaskQueue {
   std::size_t size() const { return q_.size(); }
   bool empty() const { return q_.empty(); }
   int front_priority() const { return q_.front().priority; }
+  int back_priority() const { return q_.back().priority; }
+
+  // The predicted time of the tasks a task of `priority` would wait behind: those of an equal
+  // or higher priority (dmdas's exp_len_per_priority).
+  double ahead_of(int priority) const {
+    double sum = 0;
+    for (auto it = q_.begin(); it != q_.end() && it->priority >= priority; ++it) sum += it->predicted_us;
+    return sum;
+  }
 
   // After every task of priority >= t.priority: O(1) when priorities are all equal.
   void push(const QueuedTask& t) {

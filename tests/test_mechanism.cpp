@@ -66,6 +66,24 @@ TEST(TaskQueue, PopBackTakesTheLastAcceptedTask) {
   EXPECT_EQ(drain(q), (std::vector<std::intptr_t>{4, 1, 3}));
 }
 
+// A task waits behind the queued tasks of its priority or higher, as dmdas's
+// exp_len_per_priority counts them: a critical-path task of a tiled LU sees a short queue.
+TEST(TaskQueue, AheadOfCountsTheTasksOfAnEqualOrHigherPriority) {
+  TaskQueue q;
+  EXPECT_EQ(q.ahead_of(0), 0.0);
+  const int prio[] = {0, 5, 0, 1, 5};
+  const double us[] = {10, 20, 40, 80, 160};
+  for (int i = 0; i < 5; ++i) q.push(QueuedTask{task(i + 1), prio[i], us[i]});
+  EXPECT_EQ(q.front_priority(), 5);
+  EXPECT_EQ(q.back_priority(), 0);
+  EXPECT_EQ(q.ahead_of(6), 0.0);
+  EXPECT_EQ(q.ahead_of(5), 180.0);
+  EXPECT_EQ(q.ahead_of(3), 180.0);
+  EXPECT_EQ(q.ahead_of(1), 260.0);
+  EXPECT_EQ(q.ahead_of(0), 310.0);
+  EXPECT_EQ(q.ahead_of(-7), 310.0);
+}
+
 // N equal independent units placed one by one on the worker of earliest expected finish.
 std::vector<int> place(const std::vector<double>& speed, int units, double work, double transfer = 0) {
   std::vector<double> end(speed.size(), 0);

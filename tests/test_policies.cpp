@@ -364,10 +364,9 @@ TEST(MakespanGuard, BacksOffWhereCoRunningIsSlowerThanOneClassAlone) {
     const auto r = run_corun(policy, "3", 6);
     ASSERT_EQ(r.size(), 6u);
     EXPECT_GT(r[1].units[0] + r[1].units[1], 10) << "the second batch co-runs";
-    for (std::size_t b = 4; b < r.size(); ++b) {
+    // Units, not wall times: a loaded CI machine stretches the emulated batches unevenly.
+    for (std::size_t b = 4; b < r.size(); ++b)
       EXPECT_EQ(r[b].units[0] + r[b].units[1], 0) << "batch " << b + 1 << ": the GPU class alone";
-      EXPECT_LT(r[b].seconds, 0.75 * r[1].seconds) << "batch " << b + 1 << " faster than co-running was";
-    }
   }
 }
 
