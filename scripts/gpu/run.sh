@@ -357,11 +357,17 @@ if has mechanism; then
     menv="STARPU_SCHED=${rest%%,*} FNNDTPS_SUMMARY=1"
     [[ $rest == *,* ]] && menv+=" $(tr ',' ' ' <<<"${rest#*,}")"
   }
-  mlwt() {  # mlwt SECTION POLICY ENV
+  mlwt() {  # mlwt SECTION POLICY ENV [RUN]
     local mlabel menv; mpolicy "$2"
     mrun 60 "$3 $menv FNNDTPS_MODEL_DIR=$mmodels/$1-$mlabel" "$bin/lwt2d" demo --size "$lwt_size" \
       --levels 4 --units "$lwt_units" --repeat "$lwt_repeat" --warmup "$lwt_warmup"
-    mresult "$1" "$mlabel" 1 $? forward median_ms min_ms max_ms ms
+    mresult "$1" "$mlabel" "${4:-1}" $? forward median_ms min_ms max_ms ms
+  }
+  # MECH_LWT_PROCS (1) processes a policy, interleaved across policies: one process's median
+  # of 5 transforms moves by ~5% from process to process on the GPU alone (RESULTS.md M).
+  mlwts() {  # mlwts SECTION ENV POLICY...
+    local sec=$1 envs=$2 r p; shift 2
+    for r in $(seq "${MECH_LWT_PROCS:-1}"); do for p in "$@"; do mlwt "$sec" "$p" "$envs" "$r"; done; done
   }
   mgemm() {  # mgemm SECTION POLICY ENV [RUN]
     local mlabel menv; mpolicy "$2"
@@ -444,13 +450,14 @@ PY
     mrun 90 "$co_env STARPU_SCHED=dmdas FNNDTPS_MODEL_DIR=$mmodels/cal" "$bin/gemm" --size "$gemm_size" --tile "$tile" --iter 2
     mresult calibration gemm-dmdas 1 $? gemm median_ms min_ms max_ms ms
   fi
-  if msection lwt-gpu dmdar "LWT ${lwt_size}^2, 4 levels, $lwt_units units, the GPU alone ($gpu_env), median of $lwt_repeat after $lwt_warmup in one process"; then
-    for p in ${MECH_LWT_GPU_POLICIES:-$ours dmdar dmdas eager}; do mlwt lwt-gpu "$p" "$gpu_env"; done
+  lwt_procs="median of $lwt_repeat after $lwt_warmup in each of ${MECH_LWT_PROCS:-1} process(es)"
+  if msection lwt-gpu dmdar "LWT ${lwt_size}^2, 4 levels, $lwt_units units, the GPU alone ($gpu_env), $lwt_procs"; then
+    mlwts lwt-gpu "$gpu_env" ${MECH_LWT_GPU_POLICIES:-$ours dmdar dmdas eager}
     msummary
   fi
   co_text=${co_env:-StarPU\'s default workers}
-  if msection lwt-co dmdas "the same LWT on CPUs + GPU ($co_text)"; then
-    for p in ${MECH_LWT_CO_POLICIES:-fnn-dtps fnn boyer dtps even dmdas dmdar eager}; do mlwt lwt-co "$p" "$co_env"; done
+  if msection lwt-co dmdas "the same LWT on CPUs + GPU ($co_text), $lwt_procs"; then
+    mlwts lwt-co "$co_env" ${MECH_LWT_CO_POLICIES:-fnn-dtps fnn boyer dtps even dmdas dmdar eager}
     msummary
   fi
   # A user's first run: StarPU's performance models empty (a STARPU_HOME holding only the bus
