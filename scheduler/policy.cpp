@@ -273,6 +273,7 @@ struct Policy {
   bool one_node = false;  // main memory only (no GPU): no transfers to estimate, nothing to prefetch
   bool cache_eligibility = true;  // can_run may cache
   std::atomic<bool> has_cpu{false};  // a CPU worker among the members
+  std::atomic<bool> lone{false};     // one member: no placement to predict for
   std::atomic<int> gpu_nodes{0};      // distinct memory nodes of the CUDA members
   std::vector<WorkerSlot> workers;  // by StarPU worker id; `member` says which are ours
   CodeletTable codelets;
@@ -760,12 +761,15 @@ void init(unsigned ctx, SpeedSource source) {
 void set_classes(Policy& p) {
   bool has[2] = {false, false}, cpu = false;  // classes (emulated GPUs included); real CPU workers
   std::vector<unsigned> nodes;
+  int members = 0;
   for (const WorkerSlot& s : p.workers)
     if (s.member) {
+      ++members;
       has[s.gpu] = true, cpu = cpu || !s.cuda;
       if (s.cuda && std::find(nodes.begin(), nodes.end(), s.node) == nodes.end()) nodes.push_back(s.node);
     }
   p.has_cpu = cpu;
+  p.lone = members == 1;
   p.gpu_nodes = int(nodes.size());
   std::lock_guard<Mutex> g(p.batch_mutex);
   p.dtps.set_classes(has[0], has[1]);
@@ -1158,7 +1162,10 @@ starpu_task* pop(unsigned ctx) {
       // Sampling and training take a while: relaxed, so that pushes to this worker (which
       // wait while it is in a scheduling operation) go through meanwhile. Its queue is empty
       // and not read again before it returns. Only the FNN reads the live features.
-      const bool sample = uses_fnn(*p) && now - get(p->features_us) >= kFeaturesTtlUs;
+      // A lone worker (the GPU alone) has no placement to predict: its thread would only
+      // delay its next pop by the sampling.
+      const bool sample = uses_fnn(*p) && !p->lone.load(std::memory_order_relaxed) &&
+                          now - get(p->features_us) >= kFeaturesTtlUs;
       const bool due = batch_end_due(*p, now);
       if (sample || due) {
         starpu_worker_relax_on();
