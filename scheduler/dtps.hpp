@@ -18,7 +18,9 @@
 // (a probe); a co-run batch slower than the latest single-class batch sends the split to that
 // class alone; a single-class batch slower than the latest co-run restores that co-run's
 // split. It never settles on a split slower than one class alone, and follows a class that
-// slows down.
+// slows down. A batch the program ends itself (fnndtps_end_batch) lasts until that call, so
+// that the copies of its results home count: on a memory-bound node they are part of what
+// co-running slows.
 //
 // Not thread-safe: the scheduler calls it under its own lock (one batch end at a time).
 #pragma once

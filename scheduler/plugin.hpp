@@ -20,7 +20,10 @@ starpu_sched_policy** all_policies();
 bool use_policy_from_env(starpu_conf* conf);
 // Ends the current batch now (DESIGN §6: "or an explicit API call"): DTPS feedback and model
 // training run, and the next push starts a new batch. For programs that never let every
-// worker go idle between phases. Returns whether a batch was open.
+// worker go idle between phases, or whose jobs end with copies home after the last task.
+// From the first call on, batches end only there (and at shutdown), not at idle gaps: the
+// batch's makespan, which the makespan guard compares, lasts until the call. Returns whether
+// a batch was open.
 bool end_batch_now();
 
 // What our policy of the global scheduling context decided so far, for programs that show it

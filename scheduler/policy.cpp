@@ -292,6 +292,9 @@ struct Policy {
   // Batches (DESIGN §6): tasks pushed and not ended, and when that count last fell to 0.
   std::atomic<long> pending{0};
   std::atomic<double> idle_since{-1};
+  // The program ends its batches itself (fnndtps_end_batch): idle gaps no longer do, so that a
+  // batch lasts until the program has its results (copies home included).
+  std::atomic<bool> program_ends{false};
   std::atomic<bool> in_batch{false};
   std::atomic<double> batch_start_us{0};  // the first push of the open batch
   Mutex batch_mutex;  // the rest of the batch state and `dtps`
@@ -557,7 +560,9 @@ void train(Policy& p, CodeletState& c) {
 // CPU/GPU split of the batch's dominant codelet. A class's time is its busiest worker's time
 // running tasks, not its finish time: in a task graph each class waits on the other's results,
 // and finish times come out equal whatever the split. Under batch_mutex.
-void dtps_feedback(Policy& p) {
+// `job_end`: when the program ended the batch itself (its results home: the copies after the
+// last task count), else NaN and the batch ends with its last task.
+void dtps_feedback(Policy& p, double job_end) {
   CodeletState* dominant = nullptr;
   double most = 0;
   p.codelets.each([&](CodeletState& c) {
@@ -574,7 +579,9 @@ void dtps_feedback(Policy& p) {
     }
   DtpsController& ctl = p.dtps.controller(dominant->name);
   const double total = work[0] + work[1];
-  const double idle = get(p.idle_since), makespan = (idle >= 0 ? idle : now_us()) - get(p.batch_start_us);
+  const double idle = get(p.idle_since);
+  const double end = std::isfinite(job_end) ? job_end : idle >= 0 ? idle : now_us();
+  const double makespan = end - get(p.batch_start_us);
   const DtpsUpdate u = ctl.end_batch(busy[0], busy[1], total > 0 ? work[0] / total : ctl.alpha(),
                                      makespan > 0 ? total / makespan : NAN);
   // Seed 001's split is the dominant codelet's: the others keep their own speeds (a tiled
@@ -621,11 +628,12 @@ void print_batch(Policy& p) {
 
 // Ends the batch: DTPS feedback, then training, each codelet under its own mutex (push does not
 // wait for them). `force`: also with tasks in flight (an idle gap passed, or the program said so).
-void end_batch(Policy& p, bool force) {
+// `job_end`: see dtps_feedback.
+void end_batch(Policy& p, bool force, double job_end = NAN) {
   std::lock_guard<Mutex> g(p.batch_mutex);
   if (!p.in_batch || (!force && p.pending.load() != 0)) return;
   ++p.batches;
-  if (uses_dtps(p)) dtps_feedback(p);
+  if (uses_dtps(p)) dtps_feedback(p, job_end);
   if (p.cfg.verbose) print_batch(p);
   p.codelets.each([&](CodeletState& c) {
     std::lock_guard<Mutex> cg(c.mutex);
@@ -641,7 +649,8 @@ void end_batch(Policy& p, bool force) {
 void note_push(Policy& p, double now) {
   const double idle = p.idle_since.load(std::memory_order_relaxed);
   if (idle >= 0) {
-    if (now - idle >= p.cfg.batch_gap_us && p.in_batch) end_batch(p, true);
+    if (now - idle >= p.cfg.batch_gap_us && p.in_batch && !p.program_ends.load(std::memory_order_relaxed))
+      end_batch(p, true);
     p.idle_since.store(-1, std::memory_order_relaxed);
   }
   if (!p.in_batch.load(std::memory_order_relaxed)) {
@@ -657,7 +666,7 @@ void note_push(Policy& p, double now) {
 // A worker found nothing to do: whether the batch should end, nothing having been in flight for
 // the debounce gap.
 bool batch_end_due(Policy& p, double now) {
-  if (p.pending.load(std::memory_order_relaxed) != 0) return false;
+  if (p.pending.load(std::memory_order_relaxed) != 0 || p.program_ends.load(std::memory_order_relaxed)) return false;
   double idle = p.idle_since.load(std::memory_order_relaxed);
   if (idle < 0) {
     p.idle_since.compare_exchange_strong(idle, now);
@@ -1313,9 +1322,11 @@ starpu_sched_policy** all_policies() { return policy_list; }
 bool end_batch_now() {
   std::lock_guard<Mutex> g(registry_mutex);
   bool ended = false;
+  const double now = now_us();
   for (Policy* p : registry) {
     ended = ended || p->in_batch;
-    end_batch(*p, true);
+    p->program_ends = true;
+    end_batch(*p, true, now);
   }
   return ended;
 }

@@ -387,7 +387,9 @@ int batches_in(const std::string& summary, const std::string& policy) {
   return at == std::string::npos ? -1 : std::atoi(summary.c_str() + at + key.size());
 }
 
-int run_two_groups(bool explicit_end) {
+// With `idle_then_more`, after both groups ran, every worker idles well past the batch gap,
+// then a third group runs.
+int run_two_groups(bool explicit_end, bool idle_then_more = false) {
   setenv("FNNDTPS_SUMMARY", "1", 1);
   setenv("FNNDTPS_SAVE", "0", 1);
   EXPECT_EQ(init_starpu("fnn", 4), 0);
@@ -411,6 +413,14 @@ int run_two_groups(bool explicit_end) {
   }
   starpu_resume();
   starpu_task_wait_for_all();
+  if (idle_then_more) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the batch gap is 2 ms
+    for (int i = 0; i < kUnits / 2; ++i)
+      EXPECT_EQ(starpu_task_insert(&codelet, STARPU_RW, handles[std::size_t(i)], STARPU_CL_ARGS_NFREE,
+                                   reinterpret_cast<void*>(intptr_t(i)), 0, 0),
+                0);
+    starpu_task_wait_for_all();
+  }
   for (auto h : handles) starpu_data_unregister(h);
   starpu_shutdown();
   const std::string summary = ::testing::internal::GetCapturedStderr();
@@ -459,6 +469,13 @@ TEST(Batches, EndWhenAllIdleOrWhenTheApplicationSaysSo) {
   EXPECT_EQ(run_two_groups(false), 1);  // the second group was submitted before any went idle
   EXPECT_EQ(run_two_groups(true), 2);
   EXPECT_FALSE(sched::end_batch_now());  // no policy running
+}
+
+// A program that ends its batches itself is trusted to: an idle gap ends no batch after its
+// first call, so a batch lasts until the program has its results (the makespan guard's time).
+TEST(Batches, AfterTheProgramsFirstEndOnlyItEndsThem) {
+  EXPECT_EQ(run_two_groups(false, true), 2);  // the idle gap ended the first batch
+  EXPECT_EQ(run_two_groups(true, true), 2);   // its call, then shutdown: not the idle gap
 }
 
 }  // namespace
