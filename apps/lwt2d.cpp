@@ -421,41 +421,28 @@ class Staging {
   std::vector<std::string> names_;
 };
 
-int run_filter(const Options& o) {
-  const std::vector<filter::Band> bands = filter::parse_bands(o.bands, o.levels);
-  if (o.out_x3p && o.shape_rows == 0 && !ends_with(o.in, ".x3p"))
-    throw UsageError("--out-x3p needs an X3P input (its axes give the heights' unit and spacing)");
-  for (const filter::Band& b : bands)
-    for (const char* ext : {".npy", ".x3p", ".png"})
-      if (io::same_file(o.out_dir + "/" + b.name + ext, o.in))
-        throw UsageError("--out-dir " + o.out_dir + " would overwrite the input " + o.in);
-  Input in = read_input(o);
-  const int rows = in.z.rows, cols = in.z.cols;
-  lwt::Plan(rows, cols, o.levels, o.units, 1);  // too many levels for the surface: before any work
-  if (o.out_x3p && !in.metres)
-    throw UsageError("--out-x3p needs an X3P input (its axes give the heights' unit and spacing)");
-  const std::vector<bool> invalid = fill_invalid(in.z.data);
-  if (in.invalid)
-    std::printf("%s: %zu invalid points (%.2f%%) filled with the mean of the valid heights\n", o.in.c_str(),
-                in.invalid, 100.0 * double(in.invalid) / double(in.z.data.size()));
-
+// The forward transform once, then per band an inverse of its coefficients alone, all as
+// StarPU tasks. Returns the bands; `mallat` keeps the transform (standard Mallat layout).
+std::vector<std::vector<float>> separate(const Options& o, const std::vector<filter::Band>& bands,
+                                         const io::Array2D& z, std::vector<float>& mallat) {
   apps::StarpuSession session("fnn-dtps");  // the product, unless STARPU_SCHED names another
-  const lwt::Plan plan(rows, cols, o.levels, o.units, preferred_units(session, rows, cols));
+  const lwt::Plan plan(z.rows, z.cols, o.levels, o.units, preferred_units(session, z.rows, z.cols));
   print_setup(session, plan, o.pipeline);
-  const std::size_t n = in.z.data.size();
+  const std::size_t n = z.data.size();
   HostBuffer x(n), c(n), bc(n), y(n);
-  std::memcpy(x.p, in.z.data.data(), n * sizeof(float));
+  std::memcpy(x.p, z.data.data(), n * sizeof(float));
   std::vector<lwt::WorkerStats> stats;
   const double t_all = starpu_timing_now();
   double t0 = starpu_timing_now();
   lwt::forward(plan, o.pipeline, x.p, c.p, &stats);
   session.end_job();
   report("forward", seconds_since(t0), n, stats);
-  std::vector<float> mallat(n), band_mallat(n);
+  mallat.resize(n);
   plan.to_mallat(c.p, mallat.data());
+  std::vector<float> band_mallat(n);
   std::vector<std::vector<float>> out(bands.size());
   for (std::size_t b = 0; b < bands.size(); ++b) {
-    filter::band_coefficients(bands[b], mallat.data(), rows, cols, o.levels, band_mallat.data());
+    filter::band_coefficients(bands[b], mallat.data(), z.rows, z.cols, o.levels, band_mallat.data());
     plan.from_mallat(band_mallat.data(), bc.p);
     t0 = starpu_timing_now();
     lwt::inverse(plan, o.pipeline, bc.p, y.p, &stats);
@@ -464,20 +451,62 @@ int run_filter(const Options& o) {
     out[b].assign(y.p, y.p + n);
   }
   const double secs = seconds_since(t_all);
-  std::printf("filter   %10.2f ms %8.2f Msamples/s (forward, %zu band inverses and masking)\n", secs * 1e3,
-              double(n) / secs / 1e6, bands.size());
+  std::printf("filter   %10.2f ms %8.2f Msamples/s (forward, %zu band inverses, host-side masking)\n",
+              secs * 1e3, double(n) / secs / 1e6, bands.size());
+  return out;
+}
 
-  // The bands partition the coefficients, so they sum to the (filled) input.
+// The bands partition the coefficients, so they sum to the (filled) input.
+void print_sum_error(const std::vector<std::vector<float>>& bands, const std::vector<float>& input) {
   double worst = 0, scale = 0;
-  for (std::size_t i = 0; i < n; ++i) {
+  for (std::size_t i = 0; i < input.size(); ++i) {
     double sum = 0;
-    for (const auto& b : out) sum += b[i];
-    worst = std::max(worst, std::fabs(sum - double(in.z.data[i])));
-    scale = std::max(scale, std::fabs(double(in.z.data[i])));
+    for (const auto& b : bands) sum += b[i];
+    worst = std::max(worst, std::fabs(sum - double(input[i])));
+    scale = std::max(scale, std::fabs(double(input[i])));
   }
   std::printf("bands sum to the input: max relative error %.3g\n", scale > 0 ? worst / scale : worst);
+}
 
-  for (std::size_t i = 0; i < n; ++i)
+void write_outputs(const Options& o, const std::vector<filter::Band>& bands, const Input& in,
+                   const std::vector<std::vector<float>>& out, const std::vector<float>& mallat) {
+  const int rows = in.z.rows, cols = in.z.cols;
+  Staging stage(o.out_dir);
+  for (std::size_t b = 0; b < bands.size(); ++b) {
+    const std::string& name = bands[b].name;
+    io::write_npy_f32(stage.path(name + ".npy"), rows, cols, out[b].data(), o.in);
+    if (o.out_x3p) io::write_x3p(stage.path(name + ".x3p"), rows, cols, out[b].data(), in.dx, in.dy, o.in);
+    if (o.png) {
+      std::vector<float> shown(out[b]);  // in micrometres where the unit is known
+      for (float& v : shown) v = float(v * (in.metres ? 1e6 : 1.0));
+      io::write_height_png(stage.path(name + ".png"), shown.data(), rows, cols, in.metres ? "um" : "", 1024, o.in);
+    }
+  }
+  if (o.png) io::write_mosaic_png(stage.path("mosaic.png"), mallat.data(), rows, cols, o.levels, 1024, o.in);
+  stage.commit();
+}
+
+// Everything the user can get wrong is checked before the first transform: the spec, the
+// destinations, the input file, the levels the surface allows.
+int run_filter(const Options& o) {
+  const std::vector<filter::Band> bands = filter::parse_bands(o.bands, o.levels);
+  for (const filter::Band& b : bands)
+    for (const char* ext : {".npy", ".x3p", ".png"})
+      if (io::same_file(o.out_dir + "/" + b.name + ext, o.in))
+        throw UsageError("--out-dir " + o.out_dir + " would overwrite the input " + o.in);
+  Input in = read_input(o);
+  if (o.out_x3p && !in.metres)
+    throw UsageError("--out-x3p needs an X3P input (its axes give the heights' unit and spacing)");
+  lwt::Plan(in.z.rows, in.z.cols, o.levels, o.units, 1);  // throws PlanError: too many levels
+  const std::vector<bool> invalid = fill_invalid(in.z.data);
+  if (in.invalid)
+    std::printf("%s: %zu invalid points (%.2f%%) filled with the mean of the valid heights\n", o.in.c_str(),
+                in.invalid, 100.0 * double(in.invalid) / double(in.z.data.size()));
+
+  std::vector<float> mallat;
+  std::vector<std::vector<float>> out = separate(o, bands, in.z, mallat);
+  print_sum_error(out, in.z.data);
+  for (std::size_t i = 0; i < invalid.size(); ++i)
     if (invalid[i]) {
       in.z.data[i] = std::numeric_limits<float>::quiet_NaN();
       for (auto& b : out) b[i] = std::numeric_limits<float>::quiet_NaN();
@@ -489,20 +518,7 @@ int run_filter(const Options& o) {
   print_params("input", in.z.data, to_unit, "all");
   for (std::size_t b = 0; b < bands.size(); ++b)
     print_params(bands[b].name.c_str(), out[b], to_unit, bands[b].levels_text());
-
-  Staging stage(o.out_dir);
-  for (std::size_t b = 0; b < bands.size(); ++b) {
-    const std::string& name = bands[b].name;
-    io::write_npy_f32(stage.path(name + ".npy"), rows, cols, out[b].data(), o.in);
-    if (o.out_x3p) io::write_x3p(stage.path(name + ".x3p"), rows, cols, out[b].data(), in.dx, in.dy, o.in);
-    if (o.png) {
-      std::vector<float> shown(out[b]);  // shown in micrometres where the unit is known
-      for (float& v : shown) v = float(v * to_unit);
-      io::write_height_png(stage.path(name + ".png"), shown.data(), rows, cols, in.metres ? "um" : "", 1024, o.in);
-    }
-  }
-  if (o.png) io::write_mosaic_png(stage.path("mosaic.png"), mallat.data(), rows, cols, o.levels, 1024, o.in);
-  stage.commit();
+  write_outputs(o, bands, in, out, mallat);
   return 0;
 }
 
