@@ -27,10 +27,7 @@ if "$LWT2D" filter --in "$dir/all.npy" --levels 8 --bands $bands --out-dir "$dir
 else fail "filter a 1024^2 layered surface"; cat "$dir/err.txt"; fi
 cat "$dir/out.txt"
 run_check separation "$dir"
-for f in form waviness roughness mosaic; do
-  [[ $(head -c 8 "$dir/out/$f.png" | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]] \
-    && pass "$f.png is a PNG" || fail "$f.png is not a PNG"
-done
+run_check png "$dir/out" 1024
 
 # Raw float32 with --shape: the same bands as from the .npy.
 $PY -c "import numpy as np; np.load('$dir/all.npy').astype('<f4').tofile('$dir/all.f32')"

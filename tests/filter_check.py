@@ -7,6 +7,8 @@
   x3p BAND.x3p BAND.npy INPUT.x3p
                     an X3P written by lwt2d (read here with zipfile and ElementTree) holds the
                     band's heights and the input's axes.
+  png DIR N         DIR's band PNGs and mosaic.png (N x N surface, N <= 1024) decode, are N wide
+                    (band maps: N plus the colour bar) and N high (plus margins), and show many shades.
   make-int PATH     writes a hand-made X3P: int16 heights, an increment and offset, invalid points.
   check-int PATH DIR the filter's bands of that file: NaN exactly at the invalid points, elsewhere
                     they sum to offset + increment * value.
@@ -107,6 +109,21 @@ def x3p(band_x3p, band_npy, input_x3p):
     check((dx, dy) == (idx, idy), f"{band_x3p}: increments {dx:g}, {dy:g} equal the input's")
 
 
+def png(d, n):
+    from PIL import Image  # Debian's python3-pil, with python3-matplotlib
+    n = int(n)
+    for name in ("form", "waviness", "roughness", "mosaic"):
+        im = Image.open(f"{d}/{name}.png")
+        im.load()
+        w, h = im.size
+        shades = len(set(im.convert("RGB").getdata()))
+        if name == "mosaic":
+            ok = (w, h) == (n, n)
+        else:
+            ok = w > n and h >= n
+        check(ok and shades > 50, f"{name}.png decodes: {w} x {h}, {shades} colours ({im.mode})")
+
+
 MAIN_XML = """<?xml version="1.0" encoding="UTF-8"?>
 <p:ISO5436_2 xmlns:p="http://www.opengps.eu/2008/ISO5436_2">
  <Record1><Revision>ISO5436 - 2000</Revision><FeatureType>SUR</FeatureType>
@@ -175,6 +192,6 @@ def make_bad(d):
 
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
-    {"separation": separation, "x3p": x3p, "make-int": make_int, "check-int": check_int,
+    {"separation": separation, "x3p": x3p, "png": png, "make-int": make_int, "check-int": check_int,
      "make-bad": make_bad}[cmd](*args)
     sys.exit(1 if failures else 0)

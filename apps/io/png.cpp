@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <unordered_map>
 #include <vector>
 
 #include "apps/io/npy.hpp"
@@ -42,7 +43,7 @@ constexpr Glyph kFont[] = {
     {'4', {5, 5, 7, 1, 1}}, {'5', {7, 4, 7, 1, 7}}, {'6', {7, 4, 7, 5, 7}}, {'7', {7, 1, 1, 1, 1}},
     {'8', {7, 5, 7, 5, 7}}, {'9', {7, 5, 7, 1, 7}}, {'.', {0, 0, 0, 0, 2}}, {'-', {0, 0, 7, 0, 0}},
     {'+', {0, 2, 7, 2, 0}}, {'e', {0, 7, 7, 4, 7}}, {'A', {2, 5, 7, 5, 5}}, {'u', {0, 5, 5, 5, 7}},
-    {'m', {0, 7, 7, 5, 5}}, {' ', {0, 0, 0, 0, 0}},
+    {'m', {0, 6, 7, 5, 5}}, {' ', {0, 0, 0, 0, 0}},
 };
 
 // Text at (x, y), each font pixel `s` x `s`, with a one-pixel outline in the opposite colour.
@@ -65,10 +66,14 @@ void text(Image& im, int x, int y, const std::string& t, int s, std::uint8_t ink
     }
 }
 
+// Shades of the colour map and of the mosaic's grey: with the few colours of borders and text
+// they fit a 256-entry palette, and an indexed PNG is a third the size of an RGB one.
+constexpr int kLevels = 239;
+
 // Blue - teal - green - yellow, a viridis-like ramp for t in [0, 1].
 void colour(double t, std::uint8_t* rgb) {
   static const double k[5][3] = {{68, 1, 84}, {59, 82, 139}, {33, 145, 140}, {94, 201, 98}, {253, 231, 37}};
-  t = std::clamp(t, 0.0, 1.0) * 4.0;
+  t = std::round(std::clamp(t, 0.0, 1.0) * kLevels) / kLevels * 4.0;
   const int i = std::min(int(t), 3);
   const double f = t - i;
   for (int j = 0; j < 3; ++j) rgb[j] = std::uint8_t(std::lround(k[i][j] + f * (k[i + 1][j] - k[i][j])));
@@ -76,14 +81,39 @@ void colour(double t, std::uint8_t* rgb) {
 
 std::atomic<unsigned> temp_counter{0};
 
+// The image's colours as a palette and indices, where it has at most 256 colours.
+bool to_palette(const Image& im, std::vector<png_color>& palette, std::vector<std::uint8_t>& index) {
+  std::unordered_map<std::uint32_t, std::uint8_t> seen;
+  index.resize(std::size_t(im.w) * im.h);
+  for (std::size_t i = 0; i < index.size(); ++i) {
+    const std::uint8_t* p = &im.rgb[3 * i];
+    const std::uint32_t key = std::uint32_t(p[0]) << 16 | std::uint32_t(p[1]) << 8 | p[2];
+    auto it = seen.find(key);
+    if (it == seen.end()) {
+      if (seen.size() == 256) return false;
+      it = seen.emplace(key, std::uint8_t(seen.size())).first;
+      palette.push_back(png_color{p[0], p[1], p[2]});
+    }
+    index[i] = it->second;
+  }
+  return true;
+}
+
 // libpng reports errors by longjmp back here: nothing with a destructor is created in between.
-bool encode(png_structp png, png_infop info, std::FILE* f, const Image& im) {
+bool encode(png_structp png, png_infop info, std::FILE* f, const Image& im,
+            const std::vector<png_color>& palette, const std::vector<std::uint8_t>& index) {
   if (setjmp(png_jmpbuf(png)) != 0) return false;
   png_init_io(png, f);
-  png_set_IHDR(png, info, png_uint_32(im.w), png_uint_32(im.h), 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
+  png_set_compression_level(png, 9);  // views go into repositories and reports: small files
+  const bool indexed = !palette.empty();
+  png_set_IHDR(png, info, png_uint_32(im.w), png_uint_32(im.h), 8,
+               indexed ? PNG_COLOR_TYPE_PALETTE : PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
                PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+  if (indexed) png_set_PLTE(png, info, palette.data(), int(palette.size()));
   png_write_info(png, info);
-  for (int y = 0; y < im.h; ++y) png_write_row(png, const_cast<png_bytep>(&im.rgb[std::size_t(y) * im.w * 3]));
+  for (int y = 0; y < im.h; ++y)
+    png_write_row(png, const_cast<png_bytep>(indexed ? &index[std::size_t(y) * im.w]
+                                                     : &im.rgb[std::size_t(y) * im.w * 3]));
   png_write_end(png, nullptr);
   return true;
 }
@@ -97,7 +127,10 @@ void write_png(const std::string& path, const Image& im, const std::string& prot
   if (!f) throw OutputError(path + ": cannot create " + tmp + " (" + std::strerror(errno) + ")");
   png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);
   png_infop info = png ? png_create_info_struct(png) : nullptr;
-  bool ok = png && info && encode(png, info, f, im);
+  std::vector<png_color> palette;
+  std::vector<std::uint8_t> index;
+  if (!to_palette(im, palette, index)) palette.clear();
+  bool ok = png && info && encode(png, info, f, im, palette, index);
   png_destroy_write_struct(png ? &png : nullptr, info ? &info : nullptr);
   if (std::fclose(f) != 0) ok = false;
   if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
@@ -150,7 +183,7 @@ void write_mosaic_png(const std::string& path, const float* m, int rows, int col
       for (int x = x0; x < std::min(x1, fr.w); ++x) {
         const int r = std::min(r1 - 1, int(y * fr.step)), c = std::min(c1 - 1, int(x * fr.step));
         const double t = hi > lo ? (m[r * W + c] - lo) / (hi - lo) : 0.5;
-        const auto g = std::uint8_t(std::lround(255 * std::clamp(t, 0.0, 1.0)));
+        const auto g = std::uint8_t(std::lround(255.0 / kLevels * std::round(kLevels * std::clamp(t, 0.0, 1.0))));
         im.set(x, y, g, g, g);
       }
     for (int x = x0; x < x1; ++x) im.set(x, y0, 255, 64, 64);  // subband borders
