@@ -12,11 +12,11 @@
   make-int PATH     writes a hand-made X3P: int16 heights, an increment and offset, invalid points.
   check-int PATH DIR the filter's bands of that file: NaN exactly at the invalid points, elsewhere
                     they sum to offset + increment * value.
-  make-bad DIR      corrupt zip, main.xml without SizeX, data file shorter than the axes say.
+  make-bad DIR      corrupt zip, main.xml without SizeX, data file shorter than the axes say, a
+                    data file that fails its MD5 (damaged.x3p) and one that passes it (checked.x3p).
 Exit status 0 when every check holds; each check prints one line.
 """
-import io
-import re
+import hashlib
 import sys
 import zipfile
 import xml.etree.ElementTree as ET
@@ -107,6 +107,13 @@ def x3p(band_x3p, band_npy, input_x3p):
     same = h.shape == b.shape and np.array_equal(h.astype(np.float32), b, equal_nan=True)
     check(same, f"{band_x3p}: heights equal the band's .npy ({h.shape}, {h.dtype})")
     check((dx, dy) == (idx, idy), f"{band_x3p}: increments {dx:g}, {dy:g} equal the input's")
+    z = zipfile.ZipFile(band_x3p)
+    root = ET.fromstring(z.read("main.xml"))
+    data_md5 = hashlib.md5(z.read(root.find("Record3/DataLink/PointDataLink").text)).hexdigest()
+    xml_md5 = hashlib.md5(z.read("main.xml")).hexdigest()
+    check(root.find("Record3/DataLink/MD5ChecksumPointData").text.lower() == data_md5
+          and z.read(root.find("Record4/ChecksumFile").text).decode().split()[0].lower() == xml_md5,
+          f"{band_x3p}: MD5 checksums of the data file and main.xml hold")
 
 
 def png(d, n):
@@ -134,7 +141,7 @@ MAIN_XML = """<?xml version="1.0" encoding="UTF-8"?>
   </Axes></Record1>
  <Record2><Creator>filter_check.py</Creator></Record2>
  <Record3><MatrixDimension>{size}<SizeZ>1</SizeZ></MatrixDimension>
-  <DataLink><PointDataLink>bindata/data.bin</PointDataLink>{valid}</DataLink></Record3>
+  <DataLink><PointDataLink>bindata/data.bin</PointDataLink>{md5}{valid}</DataLink></Record3>
 </p:ISO5436_2>
 """
 INT_SHAPE = (40, 48)  # rows (Y) x columns (X)
@@ -160,7 +167,7 @@ def make_int(path):
         valid[rc] = False
     bits = np.packbits(valid.ravel(), bitorder="little").tobytes()  # LSB first, 1 = valid
     size = f"<SizeX>{INT_SHAPE[1]}</SizeX><SizeY>{INT_SHAPE[0]}</SizeY>"
-    write_zip(path, MAIN_XML.format(size=size, valid="<ValidPointsLink>bindata/valid.bin</ValidPointsLink>"),
+    write_zip(path, MAIN_XML.format(size=size, md5="", valid="<ValidPointsLink>bindata/valid.bin</ValidPointsLink>"),
               int_heights().tobytes(), bits)
 
 
@@ -185,8 +192,14 @@ def make_bad(d):
     open(f"{d}/corrupt.x3p", "wb").write(bytes(raw[: len(raw) - 30]))
     h = int_heights().tobytes()
     size = f"<SizeX>{INT_SHAPE[1]}</SizeX><SizeY>{INT_SHAPE[0]}</SizeY>"
-    write_zip(f"{d}/nosize.x3p", MAIN_XML.format(size=f"<SizeY>{INT_SHAPE[0]}</SizeY>", valid=""), h)
-    write_zip(f"{d}/short.x3p", MAIN_XML.format(size=size, valid=""), h[:-100])
+    write_zip(f"{d}/nosize.x3p", MAIN_XML.format(size=f"<SizeY>{INT_SHAPE[0]}</SizeY>", md5="", valid=""), h)
+    write_zip(f"{d}/short.x3p", MAIN_XML.format(size=size, md5="", valid=""), h[:-100])
+    damaged = bytearray(h)
+    damaged[100] ^= 1
+    md5 = f"<MD5ChecksumPointData>{hashlib.md5(h).hexdigest()}</MD5ChecksumPointData>"
+    write_zip(f"{d}/damaged.x3p", MAIN_XML.format(size=size, md5=md5, valid=""), bytes(damaged))
+    upper = f"<MD5ChecksumPointData>{hashlib.md5(h).hexdigest().upper()}</MD5ChecksumPointData>"
+    write_zip(f"{d}/checked.x3p", MAIN_XML.format(size=size, md5=upper, valid=""), h)  # hex in either case
     write_zip(f"{d}/badxml.x3p", "<p:ISO5436_2><Record1>", h)
 
 

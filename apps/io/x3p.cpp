@@ -1,16 +1,19 @@
 #include "apps/io/x3p.hpp"
 
+#include <openssl/evp.h>
 #include <tinyxml2.h>
 #include <unistd.h>
 #include <zip.h>
 
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <limits>
 #include <memory>
@@ -110,6 +113,26 @@ long long count(const std::string& path, const XMLElement* root, const std::stri
   return v;
 }
 
+// MD5 (the checksum ISO 25178-72 uses) through OpenSSL, which libzip already links.
+std::string md5_hex(const void* data, std::size_t n) {
+  unsigned char d[EVP_MAX_MD_SIZE];
+  unsigned len = 0;
+  if (EVP_Digest(data, n, d, &len, EVP_md5(), nullptr) != 1) throw std::runtime_error("MD5 is not available");
+  static const char* const kHex = "0123456789abcdef";
+  std::string out;
+  for (unsigned i = 0; i < len; ++i) {
+    out += kHex[d[i] >> 4];
+    out += kHex[d[i] & 15];
+  }
+  return out;
+}
+
+bool same_hex(std::string a, std::string b) {
+  for (auto* s : {&a, &b})
+    for (char& ch : *s) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  return a == b;
+}
+
 template <typename T>
 T load_le(const unsigned char* p) {  // little-endian hosts only (npy.cpp checks the same)
   T v;
@@ -159,6 +182,9 @@ X3pSurface read_x3p(const std::string& path) {
   const std::uint64_t n = std::uint64_t(rows) * std::uint64_t(cols);
   const std::string data_name = text(path, root, "Record3/DataLink/PointDataLink");
   const std::vector<unsigned char> data = read_entry(zip.get(), path, data_name, n * bytes);
+  if (const XMLElement* m = find(root, "Record3/DataLink/MD5ChecksumPointData"); m && m->GetText())
+    if (!same_hex(text(path, root, "Record3/DataLink/MD5ChecksumPointData"), md5_hex(data.data(), data.size())))
+      fail(path, data_name + " does not match its MD5 checksum in main.xml: the file is damaged");
   std::vector<unsigned char> valid;
   if (const XMLElement* v = find(root, "Record3/DataLink/ValidPointsLink"); v && v->GetText())
     valid = read_entry(zip.get(), path, text(path, root, "Record3/DataLink/ValidPointsLink"), (n + 7) / 8);
@@ -181,7 +207,7 @@ X3pSurface read_x3p(const std::string& path) {
 
 namespace {
 
-std::string main_xml(int rows, int cols, double dx, double dy) {
+std::string main_xml(int rows, int cols, double dx, double dy, const std::string& data_md5) {
   tinyxml2::XMLDocument doc;
   doc.InsertEndChild(doc.NewDeclaration("xml version=\"1.0\" encoding=\"UTF-8\""));
   XMLElement* root = doc.NewElement("p:ISO5436_2");
@@ -193,9 +219,12 @@ std::string main_xml(int rows, int cols, double dx, double dy) {
     parent->InsertEndChild(e);
     return e;
   };
-  auto num = [](double v) {
+  auto num = [](double v) {  // the shortest of 15-17 digits that reads back as v
     char b[32];
-    std::snprintf(b, sizeof b, "%.17g", v);
+    for (int digits = 15; digits <= 17; ++digits) {
+      std::snprintf(b, sizeof b, "%.*g", digits, v);
+      if (std::strtod(b, nullptr) == v) break;
+    }
     return std::string(b);
   };
   XMLElement* r1 = add(root, "Record1");
@@ -212,8 +241,25 @@ std::string main_xml(int rows, int cols, double dx, double dy) {
   XMLElement* cz = add(axes, "CZ");
   add(cz, "AxisType", "A");
   add(cz, "DataType", "D");
+  // Record2 as the schema orders it; the "instrument" is this program.
+  char date[32];
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &utc);
   XMLElement* r2 = add(root, "Record2");
+  add(r2, "Date", date);
   add(r2, "Creator", "lwt2d");
+  XMLElement* inst = add(r2, "Instrument");
+  add(inst, "Manufacturer", "fnndtps");
+  add(inst, "Model", "lwt2d");
+  add(inst, "Serial", "-");
+  add(inst, "Version", "0.1");
+  add(r2, "CalibrationDate", date);
+  XMLElement* probe = add(r2, "ProbingSystem");
+  add(probe, "Type", "Software");
+  add(probe, "Identification", "lwt2d wavelet filter");
+  add(r2, "Comment", "written by lwt2d (CDF 9/7 wavelet filtering, synthetic surfaces)");
   XMLElement* r3 = add(root, "Record3");
   XMLElement* dim = add(r3, "MatrixDimension");
   add(dim, "SizeX", std::to_string(cols));
@@ -221,6 +267,8 @@ std::string main_xml(int rows, int cols, double dx, double dy) {
   add(dim, "SizeZ", "1");
   XMLElement* link = add(r3, "DataLink");
   add(link, "PointDataLink", "bindata/data.bin");
+  add(link, "MD5ChecksumPointData", data_md5);
+  add(add(root, "Record4"), "ChecksumFile", "md5checksum.hex");
   tinyxml2::XMLPrinter printer;
   doc.Print(&printer);
   return printer.CStr();
@@ -234,8 +282,9 @@ void write_x3p(const std::string& path, int rows, int cols, const float* z, doub
   if (!protected_input.empty() && same_file(path, protected_input))
     fail_out(path, "refusing to overwrite the input file " + protected_input + "; choose a different output path");
   const std::size_t n = std::size_t(rows) * std::size_t(cols);
-  const std::string xml = main_xml(rows, cols, dx, dy);
   std::vector<double> heights(z, z + n);  // little-endian hosts, as the reader
+  const std::string xml = main_xml(rows, cols, dx, dy, md5_hex(heights.data(), n * sizeof(double)));
+  const std::string xml_md5 = md5_hex(xml.data(), xml.size()) + " *main.xml\n";
   const std::string tmp = path + ".tmp-" + std::to_string(long(::getpid())) + "-" +
                           std::to_string(temp_counter.fetch_add(1));
   int err = 0;
@@ -252,6 +301,7 @@ void write_x3p(const std::string& path, int rows, int cols, const float* z, doub
   };
   // Heights are stored uncompressed: deflating float noise gains little and costs much.
   if (!add("main.xml", xml.data(), xml.size(), false) ||
+      !add("md5checksum.hex", xml_md5.data(), xml_md5.size(), false) ||
       !add("bindata/data.bin", heights.data(), n * sizeof(double), true)) {
     const std::string why = zip_strerror(zip);
     zip_discard(zip);

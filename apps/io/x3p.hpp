@@ -12,7 +12,8 @@
 //   Record3/DataLink/ValidPointsLink       optional: one bit per point, least significant bit
 //                                          first, 1 = valid
 // Invalid points (a 0 bit in the valid-points file, or a NaN or infinite float height) come back
-// as NaN and are counted. MD5 checksums are not verified.
+// as NaN and are counted. Record3's MD5ChecksumPointData, where given, must match the data file;
+// main.xml's own checksum (Record4) is not checked.
 //
 // Bad input: every defect is one InputError "<path>: <what is wrong>" (npy.hpp's convention).
 #pragma once
@@ -32,8 +33,8 @@ struct X3pSurface {
 
 X3pSurface read_x3p(const std::string& path);
 
-// Writes rows x cols heights (metres, NaN = invalid) as an X3P file with float64 heights,
-// atomically (temporary file, then rename). Throws OutputError for a bad destination or where
+// Writes rows x cols heights (metres, NaN = invalid) as an X3P file with float64 heights, the
+// data file's MD5 in Record3 and main.xml's in md5checksum.hex (Record4), atomically (temporary file, then rename). Throws OutputError for a bad destination or where
 // `path` names `protected_input`.
 void write_x3p(const std::string& path, int rows, int cols, const float* z, double dx, double dy,
                const std::string& protected_input = {});
