@@ -42,12 +42,15 @@ if "$LWT2D" filter --in "$dir/s.x3p" --levels 6 --bands roughness=1-2,waviness=3
 grep -q "Sa..Sz in um" "$dir/x.txt" && pass "X3P parameters carry units" || fail "no units for X3P input"
 for b in form waviness roughness; do run_check x3p "$dir/x/$b.x3p" "$dir/x/$b.npy" "$dir/s.x3p"; done
 
-# A hand-made X3P: int16 heights with increment and offset, four invalid points.
-$PY "$CHECK" make-int "$dir/int.x3p"
-"$LWT2D" filter --in "$dir/int.x3p" --levels 3 --bands roughness=1,waviness=2,form=rest --out-dir "$dir/i" \
-  >"$dir/i.txt" 2>&1 || { fail "filter the integer X3P"; cat "$dir/i.txt"; }
-grep -q "4 invalid points" "$dir/i.txt" && pass "invalid points reported" || fail "invalid points not reported"
-run_check check-int "$dir/int.x3p" "$dir/i"
+# Hand-made X3Ps: int16, int32 and float32 heights with increment and offset, four invalid points.
+for t in I L F; do
+  $PY "$CHECK" make-int "$dir/int$t.x3p" $t
+  "$LWT2D" filter --in "$dir/int$t.x3p" --levels 3 --bands roughness=1,waviness=2,form=rest --out-dir "$dir/i$t" \
+    >"$dir/i.txt" 2>&1 || { fail "filter the $t X3P"; cat "$dir/i.txt"; }
+  grep -q "4 invalid points" "$dir/i.txt" && pass "$t X3P: invalid points reported" || fail "$t X3P: invalid points not reported"
+  run_check check-int "$dir/int$t.x3p" "$dir/i$t"
+done
+cp "$dir/intI.x3p" "$dir/int.x3p"
 
 # Bad input: exit 2, one line on stderr (StarPU's "[starpu]" notices are not ours), no output.
 $PY "$CHECK" make-bad "$dir" >/dev/null

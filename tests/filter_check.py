@@ -9,7 +9,9 @@
                     band's heights and the input's axes.
   png DIR N         DIR's band PNGs and mosaic.png (N x N surface, N <= 1024) decode, are N wide
                     (band maps: N plus the colour bar) and N high (plus margins), and show many shades.
-  make-int PATH     writes a hand-made X3P: int16 heights, an increment and offset, invalid points.
+  make-int PATH [I|L|F]
+                    writes a hand-made X3P: int16 (I), int32 (L) or float32 (F) heights with an
+                    increment and offset, and four invalid points (valid-points bits; NaN for F).
   check-int PATH DIR the filter's bands of that file: NaN exactly at the invalid points, elsewhere
                     they sum to offset + increment * value.
   make-bad DIR      corrupt zip, main.xml without SizeX, data file shorter than the axes say, a
@@ -137,7 +139,7 @@ MAIN_XML = """<?xml version="1.0" encoding="UTF-8"?>
   <Axes>
    <CX><AxisType>I</AxisType><DataType>D</DataType><Increment>2e-06</Increment><Offset>0</Offset></CX>
    <CY><AxisType>I</AxisType><DataType>D</DataType><Increment>3e-06</Increment><Offset>0</Offset></CY>
-   <CZ><AxisType>A</AxisType><DataType>I</DataType><Increment>1e-08</Increment><Offset>5e-07</Offset></CZ>
+   <CZ><AxisType>A</AxisType><DataType>{dtype}</DataType><Increment>1e-08</Increment><Offset>5e-07</Offset></CZ>
   </Axes></Record1>
  <Record2><Creator>filter_check.py</Creator></Record2>
  <Record3><MatrixDimension>{size}<SizeZ>1</SizeZ></MatrixDimension>
@@ -161,14 +163,22 @@ def write_zip(path, xml, data, valid=None):
             z.writestr("bindata/valid.bin", valid)
 
 
-def make_int(path):
+def make_int(path, dtype="I"):
+    """int16 (I) or int32 (L) heights with a valid-points file, or float32 (F) with NaN."""
     valid = np.ones(INT_SHAPE, bool)
     for rc in INVALID:
         valid[rc] = False
-    bits = np.packbits(valid.ravel(), bitorder="little").tobytes()  # LSB first, 1 = valid
     size = f"<SizeX>{INT_SHAPE[1]}</SizeX><SizeY>{INT_SHAPE[0]}</SizeY>"
-    write_zip(path, MAIN_XML.format(size=size, md5="", valid="<ValidPointsLink>bindata/valid.bin</ValidPointsLink>"),
-              int_heights().tobytes(), bits)
+    if dtype == "F":
+        h = int_heights().astype("<f4")
+        h[~valid] = np.nan
+        write_zip(path, MAIN_XML.format(dtype="F", size=size, md5="", valid=""), h.tobytes())
+        return
+    bits = np.packbits(valid.ravel(), bitorder="little").tobytes()  # LSB first, 1 = valid
+    h = int_heights().astype({"I": "<i2", "L": "<i4"}[dtype])
+    write_zip(path, MAIN_XML.format(dtype=dtype, size=size, md5="",
+                                    valid="<ValidPointsLink>bindata/valid.bin</ValidPointsLink>"),
+              h.tobytes(), bits)
 
 
 def check_int(path, d):
@@ -192,14 +202,14 @@ def make_bad(d):
     open(f"{d}/corrupt.x3p", "wb").write(bytes(raw[: len(raw) - 30]))
     h = int_heights().tobytes()
     size = f"<SizeX>{INT_SHAPE[1]}</SizeX><SizeY>{INT_SHAPE[0]}</SizeY>"
-    write_zip(f"{d}/nosize.x3p", MAIN_XML.format(size=f"<SizeY>{INT_SHAPE[0]}</SizeY>", md5="", valid=""), h)
-    write_zip(f"{d}/short.x3p", MAIN_XML.format(size=size, md5="", valid=""), h[:-100])
+    write_zip(f"{d}/nosize.x3p", MAIN_XML.format(dtype="I", size=f"<SizeY>{INT_SHAPE[0]}</SizeY>", md5="", valid=""), h)
+    write_zip(f"{d}/short.x3p", MAIN_XML.format(dtype="I", size=size, md5="", valid=""), h[:-100])
     damaged = bytearray(h)
     damaged[100] ^= 1
     md5 = f"<MD5ChecksumPointData>{hashlib.md5(h).hexdigest()}</MD5ChecksumPointData>"
-    write_zip(f"{d}/damaged.x3p", MAIN_XML.format(size=size, md5=md5, valid=""), bytes(damaged))
+    write_zip(f"{d}/damaged.x3p", MAIN_XML.format(dtype="I", size=size, md5=md5, valid=""), bytes(damaged))
     upper = f"<MD5ChecksumPointData>{hashlib.md5(h).hexdigest().upper()}</MD5ChecksumPointData>"
-    write_zip(f"{d}/checked.x3p", MAIN_XML.format(size=size, md5=upper, valid=""), h)  # hex in either case
+    write_zip(f"{d}/checked.x3p", MAIN_XML.format(dtype="I", size=size, md5=upper, valid=""), h)  # hex in either case
     write_zip(f"{d}/badxml.x3p", "<p:ISO5436_2><Record1>", h)
 
 
