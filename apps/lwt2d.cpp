@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -380,8 +381,8 @@ std::vector<bool> fill_invalid(std::vector<float>& z) {
   return invalid;
 }
 
-void print_params(const char* name, const std::vector<float>& z, double scale, const std::string& levels) {
-  const filter::HeightParams p = filter::height_params(z.data(), z.size());
+void print_params(const char* name, const float* z, std::size_t n, double scale, const std::string& levels) {
+  const filter::HeightParams p = filter::height_params(z, n);
   std::printf("%-10s %12.6g %12.6g %12.6g %12.6g %12.6g %12.6g %12.6g   %s\n", name, p.sa * scale,
               p.sq * scale, p.sp * scale, p.sv * scale, p.sz * scale, p.ssk, p.sku, levels.c_str());
 }
@@ -422,46 +423,38 @@ class Staging {
 };
 
 // The forward transform once, then per band an inverse of its coefficients alone, all as
-// StarPU tasks. Returns the bands; `mallat` keeps the transform (standard Mallat layout).
-std::vector<std::vector<float>> separate(const Options& o, const std::vector<filter::Band>& bands,
-                                         const io::Array2D& z, std::vector<float>& mallat) {
-  apps::StarpuSession session("fnn-dtps");  // the product, unless STARPU_SCHED names another
-  const lwt::Plan plan(z.rows, z.cols, o.levels, o.units, preferred_units(session, z.rows, z.cols));
-  print_setup(session, plan, o.pipeline);
-  const std::size_t n = z.data.size();
-  HostBuffer x(n), c(n), bc(n), y(n);
-  std::memcpy(x.p, z.data.data(), n * sizeof(float));
+// StarPU tasks, into `bands` (pinned, like every buffer StarPU transfers). `coeffs` keeps the
+// transform in the unit layout.
+void separate(const apps::StarpuSession& session, const lwt::Plan& plan, const Options& o,
+              const std::vector<filter::Band>& bands, const float* input, float* coeffs,
+              const std::vector<float*>& out) {
+  const std::size_t n = std::size_t(plan.height()) * std::size_t(plan.width());
+  HostBuffer x(n), bc(n);
+  std::memcpy(x.p, input, n * sizeof(float));
   std::vector<lwt::WorkerStats> stats;
   const double t_all = starpu_timing_now();
   double t0 = starpu_timing_now();
-  lwt::forward(plan, o.pipeline, x.p, c.p, &stats);
+  lwt::forward(plan, o.pipeline, x.p, coeffs, &stats);
   session.end_job();
   report("forward", seconds_since(t0), n, stats);
-  mallat.resize(n);
-  plan.to_mallat(c.p, mallat.data());
-  std::vector<float> band_mallat(n);
-  std::vector<std::vector<float>> out(bands.size());
   for (std::size_t b = 0; b < bands.size(); ++b) {
-    filter::band_coefficients(bands[b], mallat.data(), z.rows, z.cols, o.levels, band_mallat.data());
-    plan.from_mallat(band_mallat.data(), bc.p);
+    filter::band_coefficients(bands[b], plan, coeffs, bc.p);
     t0 = starpu_timing_now();
-    lwt::inverse(plan, o.pipeline, bc.p, y.p, &stats);
+    lwt::inverse(plan, o.pipeline, bc.p, out[b], &stats);
     session.end_job();
     report(bands[b].name.c_str(), seconds_since(t0), n, stats);
-    out[b].assign(y.p, y.p + n);
   }
   const double secs = seconds_since(t_all);
   std::printf("filter   %10.2f ms %8.2f Msamples/s (forward, %zu band inverses, host-side masking)\n",
               secs * 1e3, double(n) / secs / 1e6, bands.size());
-  return out;
 }
 
 // The bands partition the coefficients, so they sum to the (filled) input.
-void print_sum_error(const std::vector<std::vector<float>>& bands, const std::vector<float>& input) {
+void print_sum_error(const std::vector<float*>& bands, const std::vector<float>& input) {
   double worst = 0, scale = 0;
   for (std::size_t i = 0; i < input.size(); ++i) {
     double sum = 0;
-    for (const auto& b : bands) sum += b[i];
+    for (const float* b : bands) sum += b[i];
     worst = std::max(worst, std::fabs(sum - double(input[i])));
     scale = std::max(scale, std::fabs(double(input[i])));
   }
@@ -469,20 +462,25 @@ void print_sum_error(const std::vector<std::vector<float>>& bands, const std::ve
 }
 
 void write_outputs(const Options& o, const std::vector<filter::Band>& bands, const Input& in,
-                   const std::vector<std::vector<float>>& out, const std::vector<float>& mallat) {
+                   const std::vector<float*>& out, const lwt::Plan& plan, const float* coeffs) {
   const int rows = in.z.rows, cols = in.z.cols;
+  const std::size_t n = in.z.data.size();
   Staging stage(o.out_dir);
   for (std::size_t b = 0; b < bands.size(); ++b) {
     const std::string& name = bands[b].name;
-    io::write_npy_f32(stage.path(name + ".npy"), rows, cols, out[b].data(), o.in);
-    if (o.out_x3p) io::write_x3p(stage.path(name + ".x3p"), rows, cols, out[b].data(), in.dx, in.dy, o.in);
+    io::write_npy_f32(stage.path(name + ".npy"), rows, cols, out[b], o.in);
+    if (o.out_x3p) io::write_x3p(stage.path(name + ".x3p"), rows, cols, out[b], in.dx, in.dy, o.in);
     if (o.png) {
-      std::vector<float> shown(out[b]);  // in micrometres where the unit is known
+      std::vector<float> shown(out[b], out[b] + n);  // in micrometres where the unit is known
       for (float& v : shown) v = float(v * (in.metres ? 1e6 : 1.0));
       io::write_height_png(stage.path(name + ".png"), shown.data(), rows, cols, in.metres ? "um" : "", 1024, o.in);
     }
   }
-  if (o.png) io::write_mosaic_png(stage.path("mosaic.png"), mallat.data(), rows, cols, o.levels, 1024, o.in);
+  if (o.png) {
+    std::vector<float> mallat(n);
+    plan.to_mallat(coeffs, mallat.data());
+    io::write_mosaic_png(stage.path("mosaic.png"), mallat.data(), rows, cols, o.levels, 1024, o.in);
+  }
   stage.commit();
 }
 
@@ -497,28 +495,39 @@ int run_filter(const Options& o) {
   Input in = read_input(o);
   if (o.out_x3p && !in.metres)
     throw UsageError("--out-x3p needs an X3P input (its axes give the heights' unit and spacing)");
-  lwt::Plan(in.z.rows, in.z.cols, o.levels, o.units, 1);  // throws PlanError: too many levels
+  const int rows = in.z.rows, cols = in.z.cols;
+  lwt::Plan(rows, cols, o.levels, o.units, 1);  // throws PlanError: too many levels
   const std::vector<bool> invalid = fill_invalid(in.z.data);
   if (in.invalid)
     std::printf("%s: %zu invalid points (%.2f%%) filled with the mean of the valid heights\n", o.in.c_str(),
                 in.invalid, 100.0 * double(in.invalid) / double(in.z.data.size()));
 
-  std::vector<float> mallat;
-  std::vector<std::vector<float>> out = separate(o, bands, in.z, mallat);
+  apps::StarpuSession session("fnn-dtps");  // the product, unless STARPU_SCHED names another
+  const lwt::Plan plan(rows, cols, o.levels, o.units, preferred_units(session, rows, cols));
+  print_setup(session, plan, o.pipeline);
+  const std::size_t n = in.z.data.size();
+  HostBuffer coeffs(n);
+  std::vector<std::unique_ptr<HostBuffer>> buffers;
+  std::vector<float*> out;
+  for (std::size_t b = 0; b < bands.size(); ++b) {
+    buffers.push_back(std::make_unique<HostBuffer>(n));
+    out.push_back(buffers.back()->p);
+  }
+  separate(session, plan, o, bands, in.z.data.data(), coeffs.p, out);
   print_sum_error(out, in.z.data);
-  for (std::size_t i = 0; i < invalid.size(); ++i)
+  for (std::size_t i = 0; i < n; ++i)
     if (invalid[i]) {
       in.z.data[i] = std::numeric_limits<float>::quiet_NaN();
-      for (auto& b : out) b[i] = std::numeric_limits<float>::quiet_NaN();
+      for (float* b : out) b[i] = std::numeric_limits<float>::quiet_NaN();
     }
   const double to_unit = in.metres ? 1e6 : 1.0;
   std::printf("ISO 25178-2 height parameters, mean removed%s:\n%-10s %12s %12s %12s %12s %12s %12s %12s   %s\n",
               in.metres ? " (Sa..Sz in um)" : " (Sa..Sz in the input's unit)", "band", "Sa", "Sq", "Sp",
               "Sv", "Sz", "Ssk", "Sku", "levels");
-  print_params("input", in.z.data, to_unit, "all");
+  print_params("input", in.z.data.data(), n, to_unit, "all");
   for (std::size_t b = 0; b < bands.size(); ++b)
-    print_params(bands[b].name.c_str(), out[b], to_unit, bands[b].levels_text());
-  write_outputs(o, bands, in, out, mallat);
+    print_params(bands[b].name.c_str(), out[b], n, to_unit, bands[b].levels_text());
+  write_outputs(o, bands, in, out, plan, coeffs.p);
   return 0;
 }
 

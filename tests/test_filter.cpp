@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -65,6 +66,24 @@ TEST(Bands, MasksPartitionTheMallatLayout) {
   EXPECT_NE(part[18 * cols + 12], 0.0f);
   EXPECT_EQ(part[18 * cols + 11], 0.0f);
   EXPECT_NE(part[19 * cols + 0], 0.0f);
+}
+
+TEST(Bands, UnitLayoutSelectsWhatTheMallatLayoutSelects) {
+  // Odd sizes, several units: the unit-layout masks equal the Mallat masks permuted.
+  for (auto [rows, cols, levels, units] : {std::array{37, 23, 3, 1}, std::array{101, 67, 3, 3},
+                                          std::array{256, 130, 4, 4}}) {
+    const lwt::Plan plan(rows, cols, levels, units);
+    ASSERT_EQ(plan.units(), units);
+    std::vector<float> m(std::size_t(rows) * cols), u(m.size()), a(m.size()), b(m.size()), ua(m.size());
+    for (std::size_t i = 0; i < m.size(); ++i) m[i] = float(i + 1);
+    plan.from_mallat(m.data(), u.data());
+    for (const auto& band : filter::parse_bands("roughness=1,waviness=2,form=rest", levels)) {
+      filter::band_coefficients(band, m.data(), rows, cols, levels, a.data());
+      plan.from_mallat(a.data(), ua.data());
+      filter::band_coefficients(band, plan, u.data(), b.data());
+      ASSERT_EQ(ua, b) << rows << " x " << cols << ", " << units << " units, band " << band.name;
+    }
+  }
 }
 
 TEST(HeightParams, MatchHandComputedValues) {

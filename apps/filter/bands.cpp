@@ -123,4 +123,30 @@ void band_coefficients(const Band& band, const float* mallat, int rows, int cols
   }
 }
 
+// Unit layout: unit k's rows start at unit_row0(0, k); at detail level l its first
+// h = unit_rows(l-1, k) rows and cols(l-1) columns hold low_count(h) L rows, whose columns
+// [cols(l), cols(l-1)) are HL, then H rows (LH | HH); the approximation is the top-left
+// unit_rows(L, k) x cols(L) block.
+void band_coefficients(const Band& band, const lwt::Plan& plan, const float* units, float* out) {
+  const std::size_t W = std::size_t(plan.width());
+  const int L = plan.levels();
+  std::memset(out, 0, sizeof(float) * W * std::size_t(plan.height()));
+  for (int k = 0; k < plan.units(); ++k) {
+    const std::size_t base = std::size_t(plan.unit_row0(0, k)) * W;
+    auto copy = [&](int r, int c0, int c1) {
+      const std::size_t at = base + std::size_t(r) * W + std::size_t(c0);
+      std::memcpy(out + at, units + at, sizeof(float) * std::size_t(c1 - c0));
+    };
+    for (int l = 1; l <= L; ++l) {
+      if (!band.level[l]) continue;
+      const int h = plan.unit_rows(l - 1, k), nl = lwt::low_count(h);
+      const int w = plan.cols(l - 1), wl = plan.cols(l);
+      for (int r = 0; r < nl; ++r) copy(r, wl, w);
+      for (int r = nl; r < h; ++r) copy(r, 0, w);
+    }
+    if (band.approximation)
+      for (int r = 0; r < plan.unit_rows(L, k); ++r) copy(r, 0, plan.cols(L));
+  }
+}
+
 }  // namespace filter

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "codelets/plan.hpp"
+
 namespace filter {
 
 // A bad spec; what() is one line for the user.
@@ -35,5 +37,9 @@ std::vector<Band> parse_bands(const std::string& spec, int levels);
 // where the band holds them, zero elsewhere, into `out`.
 void band_coefficients(const Band& band, const float* mallat, int rows, int cols, int levels,
                        float* out);
+
+// The same selection in the transform's unit layout (codelets/plan.hpp), which lwt::forward
+// writes and lwt::inverse reads: the filter never permutes whole surfaces.
+void band_coefficients(const Band& band, const lwt::Plan& plan, const float* units, float* out);
 
 }  // namespace filter
