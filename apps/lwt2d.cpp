@@ -56,7 +56,9 @@ const char* const kUsage =
     "filter: level 1 is the finest (wavelengths of about 2-4 samples), level N the coarsest; SPEC gives\n"
     "  each band (form, waviness, roughness) a range of detail levels, and one band is 'rest': the\n"
     "  approximation and every level no other band names, e.g. roughness=1-2,waviness=3-4,form=rest.\n"
-    "  Writes D/<band>.npy (and .x3p, .png; D/mosaic.png), prints ISO 25178-2 Sa..Sku per band.\n"
+    "  Writes D/<band>.npy; with --out-x3p (X3P input) D/<band>.x3p; with --png D/<band>.png and\n"
+    "  D/mosaic.png. Prints ISO 25178-2 Sa..Sku per band. Runs under fnn-dtps unless STARPU_SCHED\n"
+    "  names another policy.\n"
     "  Input is .npy, X3P (ISO 25178-72) or raw little-endian float32 with --shape. X3P invalid\n"
     "  points are filled with the mean of the valid heights for the transform, skipped by the\n"
     "  parameters and written back as NaN.\n"
@@ -488,6 +490,9 @@ void write_outputs(const Options& o, const std::vector<filter::Band>& bands, con
 // destinations, the input file, the levels the surface allows.
 int run_filter(const Options& o) {
   const std::vector<filter::Band> bands = filter::parse_bands(o.bands, o.levels);
+  std::error_code ec;
+  if (std::filesystem::exists(o.out_dir, ec) && !std::filesystem::is_directory(o.out_dir, ec))
+    throw UsageError("--out-dir " + o.out_dir + " exists and is not a directory");
   for (const filter::Band& b : bands)
     for (const char* ext : {".npy", ".x3p", ".png"})
       if (io::same_file(o.out_dir + "/" + b.name + ext, o.in))

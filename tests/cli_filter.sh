@@ -81,6 +81,8 @@ f "more levels than the surface allows (40 x 48: 6)" "$dir/int.x3p" roughness=1,
 f "raw without --shape" "$dir/all.f32"
 f "raw shorter than --shape" "$dir/all.f32" roughness=1,form=rest 3 --shape 2048x1024
 f "--out-x3p from .npy" "$dir/all.npy" roughness=1,form=rest 3 --out-x3p
+touch "$dir/afile"
+expect_fail "--out-dir is a file" filter --in "$dir/all.npy" --levels 3 --bands roughness=1,form=rest --out-dir "$dir/afile"
 expect_fail "no --bands" filter --in "$dir/all.npy" --out-dir "$dir/bad"
 mkdir -p "$dir/p"; cp "$dir/roughness.npy" "$dir/p/roughness.npy"; before=$(sha1sum <"$dir/p/roughness.npy")
 expect_fail "output over the input" filter --in "$dir/p/roughness.npy" --levels 3 --bands roughness=1,form=rest --out-dir "$dir/p"
