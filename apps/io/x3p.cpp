@@ -93,14 +93,17 @@ std::string text(const std::string& path, const XMLElement* root, const std::str
   return b == std::string::npos ? std::string() : t.substr(b, end - b + 1);
 }
 
-double number(const std::string& path, const XMLElement* root, const std::string& at,
-              double fallback = std::numeric_limits<double>::quiet_NaN()) {
-  if (!std::isnan(fallback) && !find(root, at)) return fallback;
+double number(const std::string& path, const XMLElement* root, const std::string& at) {
   const std::string t = text(path, root, at);
   char* end = nullptr;
   const double v = std::strtod(t.c_str(), &end);
   if (t.empty() || *end != '\0' || !std::isfinite(v)) fail(path, "main.xml's " + at + " is not a number: '" + t + "'");
   return v;
+}
+
+// An optional field: `fallback` where main.xml lacks it.
+double number_or(const std::string& path, const XMLElement* root, const std::string& at, double fallback) {
+  return find(root, at) ? number(path, root, at) : fallback;
 }
 
 long long count(const std::string& path, const XMLElement* root, const std::string& at) {
@@ -148,9 +151,18 @@ std::atomic<unsigned> temp_counter{0};
 
 }  // namespace
 
-X3pSurface read_x3p(const std::string& path) {
-  ZipPtr zip = open_zip(path);
-  const std::vector<unsigned char> xml = read_entry(zip.get(), path, "main.xml");
+namespace {
+
+// What main.xml says about the heights (ISO 25178-72 Record1 and Record3).
+struct Header {
+  double dx = 0, dy = 0, z_inc = 1, z_off = 0;
+  char type = 0;  // I, L, F or D
+  std::size_t bytes = 0;
+  int rows = 0, cols = 0;
+  std::string data_name, data_md5, valid_name;  // md5 and valid_name may be empty
+};
+
+Header parse_main_xml(const std::string& path, const std::vector<unsigned char>& xml) {
   tinyxml2::XMLDocument doc;
   if (doc.Parse(reinterpret_cast<const char*>(xml.data()), xml.size()) != tinyxml2::XML_SUCCESS)
     fail(path, std::string("main.xml is not well-formed XML (") + doc.ErrorStr() + ")");
@@ -163,15 +175,16 @@ X3pSurface read_x3p(const std::string& path) {
   for (const char* axis : {"CX", "CY"})
     if (text(path, root, std::string("Record1/Axes/") + axis + "/AxisType") != "I")
       fail(path, std::string("axis ") + axis + " is not incremental (AxisType I): not a regular grid");
-  X3pSurface s;
-  s.dx = number(path, root, "Record1/Axes/CX/Increment");
-  s.dy = number(path, root, "Record1/Axes/CY/Increment");
-  if (!(s.dx > 0) || !(s.dy > 0)) fail(path, "the X and Y increments must be positive");
+  Header h;
+  h.dx = number(path, root, "Record1/Axes/CX/Increment");
+  h.dy = number(path, root, "Record1/Axes/CY/Increment");
+  if (!(h.dx > 0) || !(h.dy > 0)) fail(path, "the X and Y increments must be positive");
   const std::string type = text(path, root, "Record1/Axes/CZ/DataType");
-  const double z_inc = number(path, root, "Record1/Axes/CZ/Increment", 1.0);
-  const double z_off = number(path, root, "Record1/Axes/CZ/Offset", 0.0);
-  const std::size_t bytes = type == "I" ? 2 : type == "L" ? 4 : type == "F" ? 4 : type == "D" ? 8 : 0;
-  if (bytes == 0) fail(path, "CZ DataType '" + type + "' is not I, L, F or D");
+  h.bytes = type == "I" ? 2 : type == "L" ? 4 : type == "F" ? 4 : type == "D" ? 8 : 0;
+  if (h.bytes == 0) fail(path, "CZ DataType '" + type + "' is not I, L, F or D");
+  h.type = type[0];
+  h.z_inc = number_or(path, root, "Record1/Axes/CZ/Increment", 1.0);
+  h.z_off = number_or(path, root, "Record1/Axes/CZ/Offset", 0.0);
   const long long cols = count(path, root, "Record3/MatrixDimension/SizeX");
   const long long rows = count(path, root, "Record3/MatrixDimension/SizeY");
   if (count(path, root, "Record3/MatrixDimension/SizeZ") != 1)
@@ -179,29 +192,56 @@ X3pSurface read_x3p(const std::string& path) {
   if (rows > std::numeric_limits<int>::max() || cols > std::numeric_limits<int>::max() ||
       double(rows) * double(cols) > 1e12)
     fail(path, "the matrix " + std::to_string(cols) + " x " + std::to_string(rows) + " is too large");
-  const std::uint64_t n = std::uint64_t(rows) * std::uint64_t(cols);
-  const std::string data_name = text(path, root, "Record3/DataLink/PointDataLink");
-  const std::vector<unsigned char> data = read_entry(zip.get(), path, data_name, n * bytes);
-  if (const XMLElement* m = find(root, "Record3/DataLink/MD5ChecksumPointData"); m && m->GetText())
-    if (!same_hex(text(path, root, "Record3/DataLink/MD5ChecksumPointData"), md5_hex(data.data(), data.size())))
-      fail(path, data_name + " does not match its MD5 checksum in main.xml: the file is damaged");
-  std::vector<unsigned char> valid;
-  if (const XMLElement* v = find(root, "Record3/DataLink/ValidPointsLink"); v && v->GetText())
-    valid = read_entry(zip.get(), path, text(path, root, "Record3/DataLink/ValidPointsLink"), (n + 7) / 8);
+  h.rows = int(rows);
+  h.cols = int(cols);
+  h.data_name = text(path, root, "Record3/DataLink/PointDataLink");
+  auto optional = [&](const char* at) {
+    const XMLElement* e = find(root, at);
+    return e && e->GetText() ? text(path, root, at) : std::string();
+  };
+  h.data_md5 = optional("Record3/DataLink/MD5ChecksumPointData");
+  h.valid_name = optional("Record3/DataLink/ValidPointsLink");
+  return h;
+}
 
-  s.z.rows = int(rows);
-  s.z.cols = int(cols);
-  s.z.data.resize(n);
-  const unsigned char* p = data.data();
-  for (std::uint64_t i = 0; i < n; ++i, p += bytes) {
-    const double raw = type == "I"   ? double(load_le<std::int16_t>(p))
-                       : type == "L" ? double(load_le<std::int32_t>(p))
-                       : type == "F" ? double(load_le<float>(p))
-                                     : load_le<double>(p);
+// Heights = offset + increment * value; a point is invalid where its valid bit is 0 or its
+// value is not finite. Returns the invalid points.
+template <typename T>
+std::size_t decode(const Header& h, const unsigned char* data, const std::vector<unsigned char>& valid,
+                   float* out) {
+  const std::size_t n = std::size_t(h.rows) * std::size_t(h.cols);
+  std::size_t invalid = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double raw = double(load_le<T>(data + i * sizeof(T)));
     const bool ok = std::isfinite(raw) && (valid.empty() || (valid[i / 8] >> (i % 8)) & 1u);
-    s.z.data[i] = ok ? float(z_off + z_inc * raw) : std::numeric_limits<float>::quiet_NaN();
-    if (!ok) ++s.invalid;
+    out[i] = ok ? float(h.z_off + h.z_inc * raw) : std::numeric_limits<float>::quiet_NaN();
+    invalid += !ok;
   }
+  return invalid;
+}
+
+}  // namespace
+
+X3pSurface read_x3p(const std::string& path) {
+  ZipPtr zip = open_zip(path);
+  const Header h = parse_main_xml(path, read_entry(zip.get(), path, "main.xml"));
+  const std::size_t n = std::size_t(h.rows) * std::size_t(h.cols);
+  const std::vector<unsigned char> data = read_entry(zip.get(), path, h.data_name, n * h.bytes);
+  if (!h.data_md5.empty() && !same_hex(h.data_md5, md5_hex(data.data(), data.size())))
+    fail(path, h.data_name + " does not match its MD5 checksum in main.xml: the file is damaged");
+  std::vector<unsigned char> valid;
+  if (!h.valid_name.empty()) valid = read_entry(zip.get(), path, h.valid_name, (n + 7) / 8);
+  X3pSurface s;
+  s.dx = h.dx;
+  s.dy = h.dy;
+  s.z.rows = h.rows;
+  s.z.cols = h.cols;
+  s.z.data.resize(n);
+  float* out = s.z.data.data();
+  s.invalid = h.type == 'I'   ? decode<std::int16_t>(h, data.data(), valid, out)
+              : h.type == 'L' ? decode<std::int32_t>(h, data.data(), valid, out)
+              : h.type == 'F' ? decode<float>(h, data.data(), valid, out)
+                              : decode<double>(h, data.data(), valid, out);
   return s;
 }
 
