@@ -1,9 +1,11 @@
 #include "apps/filter/bands.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
+#include <thread>
 
 #include "codelets/lifting.hpp"
 
@@ -126,27 +128,42 @@ void band_coefficients(const Band& band, const float* mallat, int rows, int cols
 // Unit layout: unit k's rows start at unit_row0(0, k); at detail level l its first
 // h = unit_rows(l-1, k) rows and cols(l-1) columns hold low_count(h) L rows, whose columns
 // [cols(l), cols(l-1)) are HL, then H rows (LH | HH); the approximation is the top-left
-// unit_rows(L, k) x cols(L) block.
-void band_coefficients(const Band& band, const lwt::Plan& plan, const float* units, float* out) {
+// unit_rows(L, k) x cols(L) block. So a unit's row r is an L row at levels 1..m-1 (its columns
+// [cols(j), cols(j-1)) are level j's HL) and, at level m, an H row whose first cols(m-1)
+// columns belong to level m; or an L row at every level, its first cols(L) columns the
+// approximation. Each row is written once, segment by segment.
+namespace {
+
+void unit_band(const Band& band, const lwt::Plan& plan, int k, const float* in, float* out) {
   const std::size_t W = std::size_t(plan.width());
   const int L = plan.levels();
-  std::memset(out, 0, sizeof(float) * W * std::size_t(plan.height()));
-  for (int k = 0; k < plan.units(); ++k) {
-    const std::size_t base = std::size_t(plan.unit_row0(0, k)) * W;
-    auto copy = [&](int r, int c0, int c1) {
-      const std::size_t at = base + std::size_t(r) * W + std::size_t(c0);
-      std::memcpy(out + at, units + at, sizeof(float) * std::size_t(c1 - c0));
-    };
-    for (int l = 1; l <= L; ++l) {
-      if (!band.level[l]) continue;
-      const int h = plan.unit_rows(l - 1, k), nl = lwt::low_count(h);
-      const int w = plan.cols(l - 1), wl = plan.cols(l);
-      for (int r = 0; r < nl; ++r) copy(r, wl, w);
-      for (int r = nl; r < h; ++r) copy(r, 0, w);
-    }
-    if (band.approximation)
-      for (int r = 0; r < plan.unit_rows(L, k); ++r) copy(r, 0, plan.cols(L));
+  auto put = [&](std::size_t at, int c0, int c1, bool keep) {
+    const std::size_t len = sizeof(float) * std::size_t(c1 - c0);
+    if (keep) std::memcpy(out + at + std::size_t(c0), in + at + std::size_t(c0), len);
+    else std::memset(out + at + std::size_t(c0), 0, len);
+  };
+  for (int r = 0; r < plan.unit_rows(0, k); ++r) {
+    const std::size_t at = (std::size_t(plan.unit_row0(0, k)) + std::size_t(r)) * W;
+    int l = 1;
+    for (; l <= L && r < lwt::low_count(plan.unit_rows(l - 1, k)); ++l)
+      put(at, plan.cols(l), plan.cols(l - 1), band.level[l]);  // HL of level l
+    if (l <= L) put(at, 0, plan.cols(l - 1), band.level[l]);   // H row of level l
+    else put(at, 0, plan.cols(L), band.approximation);
   }
+}
+
+}  // namespace
+
+void band_coefficients(const Band& band, const lwt::Plan& plan, const float* units, float* out) {
+  // Units are independent: shared among up to the hardware's threads (the StarPU workers
+  // are idle between the transforms).
+  const int threads = std::max(1, std::min(plan.units(), int(std::thread::hardware_concurrency())));
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      for (int k = t; k < plan.units(); k += threads) unit_band(band, plan, k, units, out);
+    });
+  for (auto& th : pool) th.join();
 }
 
 }  // namespace filter
