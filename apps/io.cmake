@@ -1,7 +1,15 @@
-# lwt_io: .npy / raw float32 files and the synthetic surface generator (apps/io/).
+# lwt_io: .npy / raw float32 / X3P files, PNG views and the synthetic surfaces (apps/io/).
 find_package(Threads REQUIRED)
+pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET libzip)
+pkg_check_modules(TINYXML2 REQUIRED IMPORTED_TARGET tinyxml2)
+pkg_check_modules(LIBPNG REQUIRED IMPORTED_TARGET libpng)
+pkg_check_modules(LIBCRYPTO REQUIRED IMPORTED_TARGET libcrypto)  # MD5 for X3P
 add_library(lwt_io STATIC
   ${CMAKE_CURRENT_LIST_DIR}/io/npy.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/io/surface.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/io/surface.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/io/x3p.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/io/png.cpp)
 target_include_directories(lwt_io PUBLIC ${PROJECT_SOURCE_DIR})
-target_link_libraries(lwt_io PRIVATE fnndtps_warnings PUBLIC Threads::Threads)
+target_link_libraries(lwt_io PRIVATE fnndtps_warnings PkgConfig::LIBZIP PkgConfig::TINYXML2 PkgConfig::LIBPNG
+  PkgConfig::LIBCRYPTO
+  PUBLIC Threads::Threads)

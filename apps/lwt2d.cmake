@@ -4,6 +4,14 @@ if(STARPU_FOUND)
   target_include_directories(apps_starpu PUBLIC ${PROJECT_SOURCE_DIR})
   target_link_libraries(apps_starpu PUBLIC PkgConfig::STARPU fnndtps_sched codelets_simulated PRIVATE fnndtps_warnings)
 
+  # lwt2d filter's bands and ISO 25178-2 parameters: plain C++ (lwt_cpu for the unit layout),
+  # tested without StarPU.
+  add_library(lwt_filter STATIC
+    ${CMAKE_CURRENT_LIST_DIR}/filter/bands.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/filter/surface_params.cpp)
+  target_include_directories(lwt_filter PUBLIC ${PROJECT_SOURCE_DIR})
+  target_link_libraries(lwt_filter PUBLIC lwt_cpu Threads::Threads PRIVATE fnndtps_warnings)
+
   add_executable(lwt2d ${CMAKE_CURRENT_LIST_DIR}/lwt2d.cpp)
-  target_link_libraries(lwt2d PRIVATE lwt_starpu lwt_ref lwt_io apps_starpu fnndtps_warnings)
+  target_link_libraries(lwt2d PRIVATE lwt_starpu lwt_ref lwt_io lwt_filter apps_starpu fnndtps_warnings)
 endif()

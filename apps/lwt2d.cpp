@@ -3,22 +3,35 @@
 //   lwt2d inverse --in C.npy --out Y.npy [--levels N] [--units U] [--pipeline steps|fused] [--check]
 //   lwt2d demo [--size S | --size RxC] [--levels N] [--units U] [--pipeline P] [--seed N] [--check]
 //              [--repeat R] [--warmup W]
+//   lwt2d generate --out S.npy|S.x3p [--size S|RxC] [--seed N] [--model demo|layered]
+//                  [--wavelength W] [--part all|form|waviness|roughness]
+//   lwt2d filter --in S --levels N --bands SPEC --out-dir D [--shape RxC] [--png] [--out-x3p]
 // Coefficients are in the standard Mallat layout (DESIGN §4.1). The scheduler and workers
 // come from StarPU's environment (STARPU_SCHED, STARPU_NCPU, STARPU_NCUDA, ...).
 #include <malloc.h>
+#include <unistd.h>
 #include <starpu.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
+#include "apps/filter/bands.hpp"
+#include "apps/filter/surface_params.hpp"
 #include "apps/io/npy.hpp"
+#include "apps/io/png.hpp"
 #include "apps/io/surface.hpp"
+#include "apps/io/x3p.hpp"
 #include "apps/starpu_session.hpp"
 #include "codelets/lifting.hpp"
 #include "codelets/lwt_tasks.hpp"
@@ -33,15 +46,32 @@ const char* const kUsage =
     "       lwt2d inverse --in C.npy --out Y.npy [--levels N] [--units U] [--pipeline steps|fused] [--check]\n"
     "       lwt2d demo [--size S|RxC] [--levels N] [--units U] [--pipeline steps|fused] [--seed N] [--check]\n"
     "                  [--repeat R] [--warmup W]   (time R forward runs after W untimed ones)\n"
+    "       lwt2d generate --out S.npy|S.x3p [--size S|RxC] [--seed N] [--model demo|layered]\n"
+    "                  [--wavelength W] [--part all|form|waviness|roughness]\n"
+    "       lwt2d filter --in S.npy|S.x3p|S.raw [--shape RxC] --levels N --bands SPEC --out-dir D\n"
+    "                  [--png] [--out-x3p] [--units U] [--pipeline steps|fused]\n"
     "Arrays are 2-D float32 (<f4) .npy files; coefficients use the standard Mallat layout.\n"
+    "generate: a synthetic surface in micrometres on a 1 um grid; --model layered (default demo) has\n"
+    "  a tilted sphere cap, one wave of W samples (default 50) and white roughness, one --part each.\n"
+    "filter: level 1 is the finest (wavelengths of about 2-4 samples), level N the coarsest; SPEC gives\n"
+    "  each band (form, waviness, roughness) a range of detail levels, and one band is 'rest': the\n"
+    "  approximation and every level no other band names, e.g. roughness=1-2,waviness=3-4,form=rest.\n"
+    "  Writes D/<band>.npy; with --out-x3p (X3P input) D/<band>.x3p; with --png D/<band>.png and\n"
+    "  D/mosaic.png. Prints ISO 25178-2 Sa..Sku per band. Runs under fnn-dtps unless STARPU_SCHED\n"
+    "  names another policy.\n"
+    "  Input is .npy, X3P (ISO 25178-72) or raw little-endian float32 with --shape. X3P invalid\n"
+    "  points are filled with the mean of the valid heights for the transform, skipped by the\n"
+    "  parameters and written back as NaN.\n"
     "Workers and policy come from StarPU's environment (STARPU_SCHED, STARPU_NCPU, STARPU_NCUDA).\n";
 
 struct Options {
-  std::string command, in, out;
+  std::string command, in, out, out_dir, bands, model = "demo", part = "all";
   int levels = 4, units = 0, rows = 4096, cols = 4096, repeat = 1, warmup = 0;
+  int shape_rows = 0, shape_cols = 0;  // raw input (filter --shape)
+  double wavelength = 50;
   unsigned long long seed = 1;
   lwt::Pipeline pipeline = lwt::Pipeline::Fused;
-  bool check = false;
+  bool check = false, png = false, out_x3p = false;
 };
 
 int parse_int(const std::string& flag, const std::string& v) {
@@ -53,47 +83,81 @@ int parse_int(const std::string& flag, const std::string& v) {
   return int(x);
 }
 
+// "S" or "RxC".
+std::pair<int, int> parse_size(const std::string& flag, const std::string& v) {
+  const auto x = v.find('x');
+  const int r = parse_int(flag, v.substr(0, x));
+  const int c = x == std::string::npos ? r : parse_int(flag, v.substr(x + 1));
+  if (r < 1 || c < 1)
+    throw UsageError(flag + " must be positive, got " + std::to_string(r) + "x" + std::to_string(c));
+  return {r, c};
+}
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
 Options parse(int argc, char** argv) {
-  if (argc < 2) throw UsageError("missing command: forward, inverse or demo (see --help)");
+  if (argc < 2) throw UsageError("missing command: forward, inverse, demo, generate or filter (see --help)");
   Options o;
   o.command = argv[1];
-  if (o.command != "forward" && o.command != "inverse" && o.command != "demo")
-    throw UsageError("unknown command '" + o.command + "': use forward, inverse or demo");
-  const bool file_mode = o.command != "demo";
+  const std::string& c = o.command;
+  if (c != "forward" && c != "inverse" && c != "demo" && c != "generate" && c != "filter")
+    throw UsageError("unknown command '" + c + "': use forward, inverse, demo, generate or filter");
+  const bool file_mode = c == "forward" || c == "inverse";
+  const bool demo = c == "demo", gen = c == "generate", filt = c == "filter";
+  const bool transform = !gen;
   for (int i = 2; i < argc; ++i) {
     const std::string flag = argv[i];
     auto value = [&]() -> std::string {
       if (i + 1 >= argc) throw UsageError(flag + " needs a value");
       return argv[++i];
     };
-    if (flag == "--levels") o.levels = parse_int(flag, value());
-    else if (flag == "--units") o.units = parse_int(flag, value());
-    else if (flag == "--pipeline") o.pipeline = lwt::parse_pipeline(value());
-    else if (flag == "--check") o.check = true;
-    else if (file_mode && flag == "--in") o.in = value();
-    else if (file_mode && flag == "--out") o.out = value();
-    else if (!file_mode && flag == "--seed") o.seed = unsigned(parse_int(flag, value()));
-    else if (!file_mode && flag == "--repeat") o.repeat = parse_int(flag, value());
-    else if (!file_mode && flag == "--warmup") o.warmup = parse_int(flag, value());
-    else if (!file_mode && flag == "--size") {
-      const std::string v = value();
-      const auto x = v.find('x');
-      o.rows = parse_int(flag, v.substr(0, x));
-      o.cols = x == std::string::npos ? o.rows : parse_int(flag, v.substr(x + 1));
-    } else throw UsageError("unknown option '" + flag + "' for " + o.command + " (see --help)");
+    if (transform && flag == "--levels") o.levels = parse_int(flag, value());
+    else if (transform && flag == "--units") o.units = parse_int(flag, value());
+    else if (transform && flag == "--pipeline") o.pipeline = lwt::parse_pipeline(value());
+    else if ((file_mode || demo) && flag == "--check") o.check = true;
+    else if ((file_mode || filt) && flag == "--in") o.in = value();
+    else if ((file_mode || gen) && flag == "--out") o.out = value();
+    else if ((demo || gen) && flag == "--seed") o.seed = unsigned(parse_int(flag, value()));
+    else if (demo && flag == "--repeat") o.repeat = parse_int(flag, value());
+    else if (demo && flag == "--warmup") o.warmup = parse_int(flag, value());
+    else if ((demo || gen) && flag == "--size") std::tie(o.rows, o.cols) = parse_size(flag, value());
+    else if (gen && flag == "--model") o.model = value();
+    else if (gen && flag == "--part") o.part = value();
+    else if (gen && flag == "--wavelength") o.wavelength = parse_int(flag, value());
+    else if (filt && flag == "--shape") std::tie(o.shape_rows, o.shape_cols) = parse_size(flag, value());
+    else if (filt && flag == "--bands") o.bands = value();
+    else if (filt && flag == "--out-dir") o.out_dir = value();
+    else if (filt && flag == "--png") o.png = true;
+    else if (filt && flag == "--out-x3p") o.out_x3p = true;
+    else throw UsageError("unknown option '" + flag + "' for " + o.command + " (see --help)");
   }
   if (o.levels < 1) throw UsageError("--levels must be at least 1, got " + std::to_string(o.levels));
   if (o.units < 0) throw UsageError("--units must be positive, got " + std::to_string(o.units));
   if (o.repeat < 1 || o.warmup < 0)
     throw UsageError("--repeat must be at least 1 and --warmup at least 0");
-  if (!file_mode && (o.rows < 1 || o.cols < 1))
-    throw UsageError("--size must be positive, got " + std::to_string(o.rows) + "x" + std::to_string(o.cols));
-  if (file_mode && apps::kSimulated)  // no file would hold a transform
+  if ((file_mode || filt) && apps::kSimulated)  // no file would hold a transform
     throw UsageError(o.command + " is not simulated (StarPU's SimGrid build computes no data); use lwt2d demo");
   if (file_mode && (o.in.empty() || o.out.empty()))
     throw UsageError(o.command + " needs --in FILE and --out FILE");
   if (file_mode && io::same_file(o.in, o.out))
     throw UsageError("--out names the input file '" + o.in + "'; choose another output");
+  if (gen) {
+    if (o.out.empty()) throw UsageError("generate needs --out FILE.npy or FILE.x3p");
+    if (!ends_with(o.out, ".npy") && !ends_with(o.out, ".x3p"))
+      throw UsageError("--out " + o.out + ": generate writes .npy or .x3p files");
+    if (o.model != "demo" && o.model != "layered")
+      throw UsageError("unknown --model '" + o.model + "': use demo or layered");
+    if (o.part != "all" && o.part != "form" && o.part != "waviness" && o.part != "roughness")
+      throw UsageError("unknown --part '" + o.part + "': use all, form, waviness or roughness");
+    if (o.wavelength < 2) throw UsageError("--wavelength must be at least 2 samples");
+  }
+  if (filt) {
+    if (o.in.empty() || o.out_dir.empty() || o.bands.empty())
+      throw UsageError("filter needs --in FILE, --bands SPEC and --out-dir DIR (see --help)");
+    filter::parse_bands(o.bands, o.levels);  // reports a bad spec before any work
+  }
   return o;
 }
 
@@ -248,6 +312,237 @@ int run_demo(const Options& o) {
   return 0;
 }
 
+// X3P files hold metres; the generated surfaces are micrometres on a 1 um grid.
+constexpr double kMetresPerMicrometre = 1e-6;
+
+int run_generate(const Options& o) {
+  const unsigned part = o.part == "form"       ? io::kSurfaceForm
+                        : o.part == "waviness" ? io::kSurfaceWaviness
+                        : o.part == "roughness" ? io::kSurfaceRoughness
+                                                : io::kSurfaceAll;
+  const std::size_t n = std::size_t(o.rows) * std::size_t(o.cols);
+  std::vector<float> z(n);
+  if (o.model == "layered") io::make_layered_surface(o.rows, o.cols, o.seed, o.wavelength, z.data(), part);
+  else io::make_surface(o.rows, o.cols, o.seed, z.data(), 0, part);
+  if (ends_with(o.out, ".x3p")) {
+    for (float& v : z) v = float(double(v) * kMetresPerMicrometre);
+    io::write_x3p(o.out, o.rows, o.cols, z.data(), kMetresPerMicrometre, kMetresPerMicrometre);
+  } else {
+    io::write_npy_f32(o.out, o.rows, o.cols, z.data());
+  }
+  std::printf("wrote %s: %d x %d, %s surface, part %s, seed %llu\n", o.out.c_str(), o.rows, o.cols,
+              o.model.c_str(), o.part.c_str(), o.seed);
+  return 0;
+}
+
+// A surface to filter: heights, their unit (X3P: metres, shown in micrometres; .npy and raw: none)
+// and the grid's increments where the file gives them.
+struct Input {
+  io::Array2D z;
+  bool metres = false;
+  double dx = 0, dy = 0;
+  std::size_t invalid = 0;
+};
+
+Input read_input(const Options& o) {
+  Input in;
+  if (o.shape_rows > 0) {
+    in.z = io::read_raw_f32(o.in, o.shape_rows, o.shape_cols);
+  } else if (ends_with(o.in, ".x3p")) {
+    io::X3pSurface s = io::read_x3p(o.in);
+    in.z = std::move(s.z);
+    in.metres = true;
+    in.dx = s.dx;
+    in.dy = s.dy;
+    in.invalid = s.invalid;
+    if (in.invalid == in.z.data.size()) throw io::InputError(o.in + ": every point is invalid");
+  } else if (ends_with(o.in, ".npy")) {
+    in.z = io::read_npy_f32(o.in, io::F64Policy::Convert);
+  } else {
+    throw UsageError("--in " + o.in + ": give a .npy or .x3p file, or raw float32 with --shape RxC");
+  }
+  return in;
+}
+
+// Invalid points (NaN) take the mean of the valid heights for the transform: a constant adds
+// no detail of its own, and the holes stay marked by `invalid` in the outputs.
+std::vector<bool> fill_invalid(std::vector<float>& z) {
+  std::vector<bool> invalid(z.size());
+  double sum = 0;
+  std::size_t valid = 0;
+  for (std::size_t i = 0; i < z.size(); ++i)
+    if (std::isfinite(z[i])) {
+      sum += z[i];
+      ++valid;
+    } else {
+      invalid[i] = true;
+    }
+  const float mean = valid ? float(sum / double(valid)) : 0.0f;
+  for (std::size_t i = 0; i < z.size(); ++i)
+    if (invalid[i]) z[i] = mean;
+  return invalid;
+}
+
+void print_params(const char* name, const float* z, std::size_t n, double scale, const std::string& levels) {
+  const filter::HeightParams p = filter::height_params(z, n);
+  std::printf("%-10s %12.6g %12.6g %12.6g %12.6g %12.6g %12.6g %12.6g   %s\n", name, p.sa * scale,
+              p.sq * scale, p.sp * scale, p.sv * scale, p.sz * scale, p.ssk, p.sku, levels.c_str());
+}
+
+// Files of one run go to a fresh directory inside the destination and move into place only
+// when all are written: a failed run leaves no partial set behind.
+class Staging {
+ public:
+  explicit Staging(const std::string& out_dir) : out_dir_(out_dir) {
+    std::error_code ec;
+    std::filesystem::create_directories(out_dir, ec);
+    if (ec || !std::filesystem::is_directory(out_dir))
+      throw io::OutputError(out_dir + ": cannot create the output directory (" + ec.message() + ")");
+    dir_ = out_dir + "/.lwt2d-filter-" + std::to_string(long(::getpid()));
+    std::filesystem::create_directory(dir_, ec);
+    if (ec) throw io::OutputError(dir_ + ": cannot create (" + ec.message() + ")");
+  }
+  ~Staging() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  std::string path(const std::string& name) {
+    names_.push_back(name);
+    return dir_ + "/" + name;
+  }
+  void commit() {
+    for (const std::string& n : names_) {
+      std::error_code ec;
+      std::filesystem::rename(dir_ + "/" + n, out_dir_ + "/" + n, ec);
+      if (ec) throw io::OutputError(out_dir_ + "/" + n + ": cannot move into place (" + ec.message() + ")");
+      std::printf("wrote %s/%s\n", out_dir_.c_str(), n.c_str());
+    }
+  }
+
+ private:
+  std::string out_dir_, dir_;
+  std::vector<std::string> names_;
+};
+
+// The forward transform once, then per band an inverse of its coefficients alone, all as
+// StarPU tasks, into `bands` (pinned, like every buffer StarPU transfers). `coeffs` keeps the
+// transform in the unit layout.
+void separate(const apps::StarpuSession& session, const lwt::Plan& plan, const Options& o,
+              const std::vector<filter::Band>& bands, const float* input, float* coeffs,
+              const std::vector<float*>& out) {
+  const std::size_t n = std::size_t(plan.height()) * std::size_t(plan.width());
+  HostBuffer x(n), bc(n);
+  std::memcpy(x.p, input, n * sizeof(float));
+  std::vector<lwt::WorkerStats> stats;
+  const double t_all = starpu_timing_now();
+  double t0 = starpu_timing_now();
+  lwt::forward(plan, o.pipeline, x.p, coeffs, &stats);
+  session.end_job();
+  const double forward_s = seconds_since(t0);
+  report("forward", forward_s, n, stats);
+  double inverse_s = 0;
+  for (std::size_t b = 0; b < bands.size(); ++b) {
+    filter::band_coefficients(bands[b], plan, coeffs, bc.p);
+    t0 = starpu_timing_now();
+    lwt::inverse(plan, o.pipeline, bc.p, out[b], &stats);
+    session.end_job();
+    inverse_s += seconds_since(t0);
+    report(bands[b].name.c_str(), seconds_since(t0), n, stats);
+  }
+  const double secs = seconds_since(t_all);
+  std::printf("filter   %10.2f ms %8.2f Msamples/s (forward, %zu band inverses, host-side masking)\n",
+              secs * 1e3, double(n) / secs / 1e6, bands.size());
+  std::printf("RESULT filter policy=%s size=%dx%d levels=%d bands=%zu units=%d cpu=%u cuda=%u filter_ms=%.3f "
+              "forward_ms=%.3f inverses_ms=%.3f\n",
+              session.policy().c_str(), plan.height(), plan.width(), plan.levels(), bands.size(), plan.units(),
+              session.cpu_workers(), session.cuda_workers(), secs * 1e3, forward_s * 1e3, inverse_s * 1e3);
+}
+
+// The bands partition the coefficients, so they sum to the (filled) input.
+void print_sum_error(const std::vector<float*>& bands, const std::vector<float>& input) {
+  double worst = 0, scale = 0;
+  for (std::size_t i = 0; i < input.size(); ++i) {
+    double sum = 0;
+    for (const float* b : bands) sum += b[i];
+    worst = std::max(worst, std::fabs(sum - double(input[i])));
+    scale = std::max(scale, std::fabs(double(input[i])));
+  }
+  std::printf("bands sum to the input: max relative error %.3g\n", scale > 0 ? worst / scale : worst);
+}
+
+void write_outputs(const Options& o, const std::vector<filter::Band>& bands, const Input& in,
+                   const std::vector<float*>& out, const lwt::Plan& plan, const float* coeffs) {
+  const int rows = in.z.rows, cols = in.z.cols;
+  const std::size_t n = in.z.data.size();
+  Staging stage(o.out_dir);
+  for (std::size_t b = 0; b < bands.size(); ++b) {
+    const std::string& name = bands[b].name;
+    io::write_npy_f32(stage.path(name + ".npy"), rows, cols, out[b], o.in);
+    if (o.out_x3p) io::write_x3p(stage.path(name + ".x3p"), rows, cols, out[b], in.dx, in.dy, o.in);
+    if (o.png) {
+      std::vector<float> shown(out[b], out[b] + n);  // in micrometres where the unit is known
+      for (float& v : shown) v = float(v * (in.metres ? 1e6 : 1.0));
+      io::write_height_png(stage.path(name + ".png"), shown.data(), rows, cols, in.metres ? "um" : "", 1024, o.in);
+    }
+  }
+  if (o.png) {
+    std::vector<float> mallat(n);
+    plan.to_mallat(coeffs, mallat.data());
+    io::write_mosaic_png(stage.path("mosaic.png"), mallat.data(), rows, cols, o.levels, 1024, o.in);
+  }
+  stage.commit();
+}
+
+// Everything the user can get wrong is checked before the first transform: the spec, the
+// destinations, the input file, the levels the surface allows.
+int run_filter(const Options& o) {
+  const std::vector<filter::Band> bands = filter::parse_bands(o.bands, o.levels);
+  std::error_code ec;
+  if (std::filesystem::exists(o.out_dir, ec) && !std::filesystem::is_directory(o.out_dir, ec))
+    throw UsageError("--out-dir " + o.out_dir + " exists and is not a directory");
+  for (const filter::Band& b : bands)
+    for (const char* ext : {".npy", ".x3p", ".png"})
+      if (io::same_file(o.out_dir + "/" + b.name + ext, o.in))
+        throw UsageError("--out-dir " + o.out_dir + " would overwrite the input " + o.in);
+  Input in = read_input(o);
+  if (o.out_x3p && !in.metres)
+    throw UsageError("--out-x3p needs an X3P input (its axes give the heights' unit and spacing)");
+  const int rows = in.z.rows, cols = in.z.cols;
+  lwt::Plan(rows, cols, o.levels, o.units, 1);  // throws PlanError: too many levels
+  const std::vector<bool> invalid = fill_invalid(in.z.data);
+  if (in.invalid)
+    std::printf("%s: %zu invalid points (%.2f%%) filled with the mean of the valid heights\n", o.in.c_str(),
+                in.invalid, 100.0 * double(in.invalid) / double(in.z.data.size()));
+
+  apps::StarpuSession session("fnn-dtps");  // the product, unless STARPU_SCHED names another
+  const lwt::Plan plan(rows, cols, o.levels, o.units, preferred_units(session, rows, cols));
+  print_setup(session, plan, o.pipeline);
+  const std::size_t n = in.z.data.size();
+  HostBuffer coeffs(n);
+  std::vector<std::unique_ptr<HostBuffer>> buffers;
+  std::vector<float*> out;
+  for (std::size_t b = 0; b < bands.size(); ++b) {
+    buffers.push_back(std::make_unique<HostBuffer>(n));
+    out.push_back(buffers.back()->p);
+  }
+  separate(session, plan, o, bands, in.z.data.data(), coeffs.p, out);
+  print_sum_error(out, in.z.data);
+  for (std::size_t i = 0; i < n; ++i)
+    if (invalid[i]) {
+      in.z.data[i] = std::numeric_limits<float>::quiet_NaN();
+      for (float* b : out) b[i] = std::numeric_limits<float>::quiet_NaN();
+    }
+  const double to_unit = in.metres ? 1e6 : 1.0;
+  std::printf("ISO 25178-2 height parameters, mean removed%s:\n%-10s %12s %12s %12s %12s %12s %12s %12s   %s\n",
+              in.metres ? " (Sa..Sz in um)" : " (Sa..Sz in the input's unit)", "band", "Sa", "Sq", "Sp",
+              "Sv", "Sz", "Ssk", "Sku", "levels");
+  print_params("input", in.z.data.data(), n, to_unit, "all");
+  for (std::size_t b = 0; b < bands.size(); ++b)
+    print_params(bands[b].name.c_str(), out[b], n, to_unit, bands[b].levels_text());
+  write_outputs(o, bands, in, out, plan, coeffs.p);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -263,7 +558,10 @@ int main(int argc, char** argv) {
   }
   try {
     const Options o = parse(argc, argv);
-    return o.command == "demo" ? run_demo(o) : run_file(o);
+    if (o.command == "demo") return run_demo(o);
+    if (o.command == "generate") return run_generate(o);
+    if (o.command == "filter") return run_filter(o);
+    return run_file(o);
   } catch (const UsageError& e) {
     std::fprintf(stderr, "lwt2d: %s\n", e.what());
     return 2;
@@ -272,6 +570,9 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const io::InputError& e) {
     std::fprintf(stderr, "lwt2d: %s\n", e.what());
+    return 2;
+  } catch (const filter::BandError& e) {
+    std::fprintf(stderr, "lwt2d: --bands: %s\n", e.what());
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "lwt2d: %s\n", e.what());

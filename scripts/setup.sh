@@ -13,8 +13,8 @@ log() { echo "[setup] $*" >&2; }
 die() { echo "setup: $*" >&2; exit 1; }
 
 need_pkgs=(build-essential cmake pkg-config ccache libhwloc-dev libopenblas-dev libgtest-dev
-           libnuma-dev libltdl-dev python3 python3-numpy python3-pywt python3-matplotlib
-           dpkg-dev ca-certificates libsimgrid-dev)
+           libnuma-dev libltdl-dev python3 python3-numpy python3-pywt python3-matplotlib python3-pil
+           dpkg-dev ca-certificates libsimgrid-dev libzip-dev libtinyxml2-dev libpng-dev libssl-dev)
 
 install_packages() {
   local missing=()

@@ -512,6 +512,40 @@ TEST(Surface, HasTheIntendedSpectralMix) {
   EXPECT_LT(std::fabs(corr(0, 100)), 0.3);
 }
 
+TEST(LayeredSurface, PartsSumToTheWholeWithTheirStatedSizes) {
+  const int rows = 200, cols = 300;
+  auto layered = [&](unsigned parts, std::uint64_t seed = 9) {
+    std::vector<float> s(std::size_t(rows) * cols);
+    io::make_layered_surface(rows, cols, seed, 20.0, s.data(), parts);
+    return s;
+  };
+  const auto all = layered(io::kSurfaceAll), form = layered(io::kSurfaceForm),
+             wav = layered(io::kSurfaceWaviness), rough = layered(io::kSurfaceRoughness);
+  double worst = 0;
+  for (std::size_t i = 0; i < all.size(); ++i)
+    worst = std::max(worst, std::fabs(double(all[i]) - (double(form[i]) + wav[i] + rough[i])));
+  EXPECT_LT(worst, 1e-5);  // float rounding of values up to ~20
+  EXPECT_EQ(layered(io::kSurfaceAll), all);
+  EXPECT_NE(layered(io::kSurfaceAll, 10), all);
+  auto as_double = [](const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); };
+  const Stats sw = stats(as_double(wav)), sr = stats(as_double(rough)), sf = stats(as_double(form));
+  // One wave of amplitude 1: RMS 1/sqrt(2) over whole periods (300 and 200 samples hold 10-15
+  // periods of 20; the rest of a period moves it by a few per cent at most).
+  EXPECT_NEAR(std::sqrt(sw.var), 1 / std::sqrt(2.0), 0.03);
+  EXPECT_LE(sw.max, 1.0);
+  // Uniform noise of RMS 0.3 from 60000 samples: the sample RMS is within 1% (its relative
+  // standard error is sqrt(0.8 / n) / 2 ~ 0.2%).
+  EXPECT_NEAR(std::sqrt(sr.var), 0.3, 0.003);
+  EXPECT_NEAR(sr.mean, 0.0, 0.01);
+  EXPECT_LE(sr.max, 0.3 * std::sqrt(3.0));
+  // Form: the cap's sag (2-5 um) plus the tilt over the field.
+  EXPECT_GT(sf.max - sf.min, 2.0);
+  EXPECT_LT(sf.max - sf.min, 25.0);
+  float x = 0;
+  EXPECT_THROW(io::make_layered_surface(4, 4, 1, 1.0, &x), std::invalid_argument);
+  EXPECT_THROW(io::make_layered_surface(0, 4, 1, 20.0, &x), std::invalid_argument);
+}
+
 TEST(Surface, RandomFieldIsStationaryAcrossTheEdges) {
   // Sizes differ only in the form/wave normalisation; a single-part random field of one seed
   // still varies, and a one-row surface works.

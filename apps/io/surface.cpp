@@ -262,4 +262,43 @@ void make_surface(int rows, int cols, std::uint64_t seed, float* out, int thread
     if (e) std::rethrow_exception(e);
 }
 
+void make_layered_surface(int rows, int cols, std::uint64_t seed, double wavelength, float* out,
+                          unsigned parts) {
+  if (rows < 1 || cols < 1)
+    throw std::invalid_argument("make_layered_surface: rows and cols must be positive, got " +
+                                std::to_string(rows) + " x " + std::to_string(cols));
+  if (!out) throw std::invalid_argument("make_layered_surface: null output buffer");
+  if (!(wavelength >= 2.0))
+    throw std::invalid_argument("make_layered_surface: the wavelength must be at least 2 samples");
+  SplitMix64 rng(seed);
+  const double half = std::max(std::max(rows, cols) - 1.0, 1.0) / 2.0;
+  const double tilt_x = rng.sign() * rng.uniform(1.0, 4.0);
+  const double tilt_y = rng.sign() * rng.uniform(1.0, 4.0);
+  const double sag = rng.uniform(2.0, 5.0);
+  constexpr double kRadius = 2.0;  // the cap's corner (rho^2 = 2) stays inside the sphere
+  const double cap_scale = sag / (kRadius - std::sqrt(kRadius * kRadius - 2.0));
+  const double theta = rng.uniform(0.0, 2.0 * kPi), phase = rng.uniform(0.0, 2.0 * kPi);
+  const double k = 2.0 * kPi / wavelength, kx = k * std::cos(theta), ky = k * std::sin(theta);
+  const std::uint64_t key = mix64(seed ^ 0x2545f4914f6cdd1dull);
+  // Uniform on [-a, a) has RMS a / sqrt(3).
+  const double rough_a = 0.3 * std::sqrt(3.0);
+  for (int r = 0; r < rows; ++r) {
+    const double v = (r - (rows - 1) / 2.0) / half;
+    for (int c = 0; c < cols; ++c) {
+      const double u = (c - (cols - 1) / 2.0) / half;
+      double z = 0;
+      if (parts & kSurfaceForm)
+        z += tilt_x * u + tilt_y * v +
+             cap_scale * (std::sqrt(kRadius * kRadius - u * u - v * v) - kRadius);
+      if (parts & kSurfaceWaviness) z += std::cos(kx * c + ky * r + phase);
+      if (parts & kSurfaceRoughness) {
+        const std::uint64_t n = (std::uint64_t(std::uint32_t(r)) << 32) | std::uint32_t(c);
+        const double unit = double(mix64(key + n * kGolden) >> 11) * 0x1.0p-53;  // [0, 1)
+        z += rough_a * (2.0 * unit - 1.0);
+      }
+      out[std::size_t(r) * cols + c] = static_cast<float>(z);
+    }
+  }
+}
+
 }  // namespace io

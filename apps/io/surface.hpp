@@ -39,4 +39,17 @@ enum SurfacePart : unsigned {
 void make_surface(int rows, int cols, std::uint64_t seed, float* out, int threads = 0,
                   unsigned parts = kSurfaceAll);
 
+// A surface whose parts each sit in known wavelet levels, for lwt2d filter's tests and demo:
+// heights in micrometres on a grid of unit spacing, u, v in [-1, 1] along the larger side.
+// - form: a tilted plane (slopes of 1-4 um per half field) plus a sphere cap of normalised
+//   radius 2 that rises 2-5 um from the corners to the centre;
+// - waviness: one plane wave of `wavelength` samples, amplitude 1 um, random direction and
+//   phase (detail levels l with 2^l <= wavelength < 2^(l+1) hold most of it);
+// - roughness: white noise, uniform, 0.3 um RMS, from splitmix64 of (seed, row, column): it
+//   keeps 4^-k of its variance below detail level k.
+// Deterministic for (rows, cols, seed, wavelength). Throws std::invalid_argument for rows or
+// cols below 1, a null `out`, or a wavelength below 2 samples.
+void make_layered_surface(int rows, int cols, std::uint64_t seed, double wavelength, float* out,
+                          unsigned parts = kSurfaceAll);
+
 }  // namespace io

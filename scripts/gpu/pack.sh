@@ -17,7 +17,10 @@ for f in "$BUILD_DIR"/bin/* "$BUILD_DIR"/lib/*.so; do
 done
 cp -L "$STARPU_PREFIX"/lib/libstarpu-1.4.so.9 "$carry/lib/"
 strip --strip-debug "$carry"/lib/libstarpu-1.4.so.9 "$carry"/bin/* 2>/dev/null || true
-for lib in libhwloc.so.15 libopenblas.so.0 libgfortran.so.5 libquadmath.so.0 libnuma.so.1 libltdl.so.7; do
+# libzip, tinyxml2 and libpng: lwt2d's X3P and PNG files (lwt_io). libcrypto.so.3 (X3P's MD5,
+# and libzip's), libbz2 and zlib come with the GPU machine's Ubuntu 24.04 and its Python.
+for lib in libhwloc.so.15 libopenblas.so.0 libgfortran.so.5 libquadmath.so.0 libnuma.so.1 libltdl.so.7 \
+           libzip.so.4 libtinyxml2.so.9 libpng16.so.16; do
   src=$(readlink -f "/usr/lib/x86_64-linux-gnu/$lib")
   cp "$src" "$carry/lib/$lib"
 done

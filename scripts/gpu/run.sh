@@ -3,7 +3,7 @@
 # the CUDA tests, then the benchmarks. Logs go to $OUT (the device tool brings them back).
 #   bash scripts/gpu/run.sh [tests] [kernels] [overhead] [e2e] [e2e256] [gemm] [gemm2048] [example1024]
 #                           [compare-lwt] [compare-gemm] [compare-sgemm] [scaling-lwt] [scaling-gemm] [diag]
-#                           [units] [gpu-path] [recheck] [calibrate] [mechanism]
+#                           [units] [gpu-path] [recheck] [calibrate] [mechanism] [filter]
 # (default: tests overhead e2e gemm). Each part takes a few minutes; a device call lasts at most
 # 10, so split them over calls (notes/bench.md).
 set -uo pipefail
@@ -28,7 +28,7 @@ sampling=$(grep -aom1 '/[[:alnum:]/._-]*/share/starpu/perfmodels/sampling' "$roo
 tpc=$(lscpu | awk -F: '/Thread\(s\) per core/{gsub(/ /,"",$2); print $2}')
 export STARPU_NTHREADS_PER_CORE=${STARPU_NTHREADS_PER_CORE:-${tpc:-1}}
 parts=${*:-tests overhead e2e gemm}
-known=" tests kernels overhead e2e e2e256 gemm gemm2048 example1024 compare-lwt compare-gemm compare-sgemm scaling-lwt scaling-gemm diag units gpu-path recheck calibrate mechanism "
+known=" tests kernels overhead e2e e2e256 gemm gemm2048 example1024 compare-lwt compare-gemm compare-sgemm scaling-lwt scaling-gemm diag units gpu-path recheck calibrate mechanism filter "
 for part in $parts; do
   [[ $known == *" $part "* ]] || { echo "run.sh: unknown part '$part' (known:$known)" >&2; exit 2; }
 done
@@ -59,6 +59,8 @@ if has tests; then
     && echo "== sched_clients passed" || { echo "== sched_clients FAILED"; grep -v "^ok" "$OUT/one.log" | tail -20; status=1; }
   cat "$OUT/one.log" >>"$OUT/tests.log"
   STARPU_NCUDA=1 bash tests/cli_lwt2d.sh "$bin/lwt2d" >"$OUT/one.log" 2>&1 && echo "== cli passed" || { echo "== cli FAILED"; cat "$OUT/one.log"; status=1; }
+  cat "$OUT/one.log" >>"$OUT/tests.log"; rm -f "$OUT/one.log"
+  STARPU_NCUDA=1 bash tests/cli_filter.sh "$bin/lwt2d" tests/filter_check.py >"$OUT/one.log" 2>&1 && echo "== cli_filter passed" || { echo "== cli_filter FAILED"; grep -v "^ok" "$OUT/one.log" | tail -30; status=1; }
   cat "$OUT/one.log" >>"$OUT/tests.log"; rm -f "$OUT/one.log"
   STARPU_NCUDA=1 bash tests/cli_gemm.sh "$bin/gemm" >"$OUT/one.log" 2>&1 && echo "== cli_gemm passed" || { echo "== cli_gemm FAILED"; tail -30 "$OUT/one.log"; status=1; }
   cat "$OUT/one.log" >>"$OUT/tests.log"; rm -f "$OUT/one.log"
@@ -93,6 +95,23 @@ if has gemm; then
   done
   echo "== the CPU class alone (sgemm 4096, tile 1024), for the bound"
   STARPU_NCUDA=0 STARPU_SCHED=dmdas "$bin/gemm" --size 4096 --tile 1024 --iter 4 | grep RESULT
+fi
+if has filter; then
+  # lwt2d filter on a 16384^2 surface (1 GiB): the forward transform and one inverse per band,
+  # all StarPU tasks on the CPU and CUDA workers. The first run calibrates StarPU's models for
+  # the filter's shapes; the second is the measurement.
+  echo "== lwt2d filter, 16384^2, 8 levels, three bands, fnn-dtps"
+  ldd "$bin/lwt2d" | grep "not found" && status=1
+  "$bin/lwt2d" generate --size 16384 --seed 1 --out /tmp/filter16k.npy
+  for run in calibration measured; do
+    echo "-- $run"
+    t0=$(date +%s.%N)
+    STARPU_SCHED=fnn-dtps "$bin/lwt2d" filter --in /tmp/filter16k.npy --levels 8 \
+      --bands roughness=1-3,waviness=4-6,form=rest --out-dir /tmp/filter16k 2>&1 | tee "$OUT/filter_$run.txt"
+    echo "whole command (reading, filtering, writing three 1 GiB bands): $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') s" \
+      | tee -a "$OUT/filter_$run.txt"
+  done
+  rm -rf /tmp/filter16k /tmp/filter16k.npy
 fi
 stamp() { echo "-- $(date +%T) $*"; }
 # The comparison bench (issue 6; notes/bench.md). Each part copies its table, CSV and plot to

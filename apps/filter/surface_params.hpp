@@ -1,0 +1,21 @@
+// ISO 25178-2:2021 areal height parameters (§4.1) of a sampled surface, on the heights minus
+// their mean (the mean plane of a levelled surface; the bands of lwt2d filter are levelled by
+// construction, the input is levelled by removing its mean only).
+//   Sa = mean |z|            Sq = sqrt(mean z^2)        Sp = max z      Sv = |min z|
+//   Sz = Sp + Sv             Ssk = mean z^3 / Sq^3      Sku = mean z^4 / Sq^4
+// Sums run in double over the finite samples only (invalid points are NaN, ISO 25178-72).
+#pragma once
+
+#include <cstddef>
+
+namespace filter {
+
+struct HeightParams {
+  double sa = 0, sq = 0, sp = 0, sv = 0, sz = 0, ssk = 0, sku = 0;
+  std::size_t points = 0;  // finite samples used
+};
+
+// Throws std::invalid_argument when no sample is finite. Ssk and Sku are 0 for a flat surface.
+HeightParams height_params(const float* z, std::size_t n);
+
+}  // namespace filter

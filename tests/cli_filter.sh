@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# lwt2d filter as a user runs it: on a layered surface of known parts each band matches its part,
+# the bands sum to the input and the printed ISO 25178-2 parameters equal numpy's
+# (filter_check.py); X3P in and out, raw input, a hand-made integer X3P with invalid points; every
+# bad input gets one line on stderr, exit status 2 and no output.
+set -u
+LWT2D=$1
+CHECK=$2
+# Debian's interpreter, where scripts/setup.sh installed numpy (a pyenv python3 may shadow it).
+PY=${PYTHON:-/usr/bin/python3}
+dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
+export STARPU_SILENT=1 STARPU_NCPU=${STARPU_NCPU:-2}
+fails=0; passed=0
+pass() { passed=$((passed + 1)); echo "ok   $1"; }
+fail() { fails=$((fails + 1)); echo "FAIL $1"; }
+run_check() { if $PY "$CHECK" "$@"; then passed=$((passed + 1)); else fails=$((fails + 1)); fi; }
+
+# The layered surface and its parts (apps/io/surface.hpp): waviness of 50 samples sits in
+# levels 4-6 (2^5 <= 50 < 2^6, with a level of margin on each side).
+gen="--size 1024 --model layered --seed 3 --wavelength 50"
+for p in all form waviness roughness; do
+  "$LWT2D" generate $gen --part $p --out "$dir/$p.npy" >/dev/null || fail "generate $p"
+done
+bands=roughness=1-3,waviness=4-6,form=rest
+if "$LWT2D" filter --in "$dir/all.npy" --levels 8 --bands $bands --out-dir "$dir/out" --png \
+     >"$dir/out.txt" 2>"$dir/err.txt"; then pass "filter a 1024^2 layered surface"
+else fail "filter a 1024^2 layered surface"; cat "$dir/err.txt"; fi
+cat "$dir/out.txt"
+run_check separation "$dir"
+run_check png "$dir/out" 1024
+
+# Raw float32 with --shape: the same bands as from the .npy.
+$PY -c "import numpy as np; np.load('$dir/all.npy').astype('<f4').tofile('$dir/all.f32')"
+"$LWT2D" filter --in "$dir/all.f32" --shape 1024x1024 --levels 8 --bands $bands --out-dir "$dir/raw" >/dev/null \
+  && cmp -s "$dir/raw/waviness.npy" "$dir/out/waviness.npy" && cmp -s "$dir/raw/form.npy" "$dir/out/form.npy" \
+  && pass "raw input gives the same bands" || fail "raw input gives other bands"
+
+# X3P: generated (micrometres written as metres, 1 um grid), filtered, bands written back.
+"$LWT2D" generate --size 256 --model layered --seed 5 --wavelength 20 --out "$dir/s.x3p" >/dev/null
+if "$LWT2D" filter --in "$dir/s.x3p" --levels 6 --bands roughness=1-2,waviness=3-5,form=rest \
+     --out-dir "$dir/x" --out-x3p >"$dir/x.txt" 2>&1; then pass "filter an X3P file"; else fail "filter an X3P file"; cat "$dir/x.txt"; fi
+grep -q "Sa..Sz in um" "$dir/x.txt" && pass "X3P parameters carry units" || fail "no units for X3P input"
+for b in form waviness roughness; do run_check x3p "$dir/x/$b.x3p" "$dir/x/$b.npy" "$dir/s.x3p"; done
+
+# Hand-made X3Ps: int16, int32 and float32 heights with increment and offset, four invalid points.
+for t in I L F; do
+  $PY "$CHECK" make-int "$dir/int$t.x3p" $t
+  "$LWT2D" filter --in "$dir/int$t.x3p" --levels 3 --bands roughness=1,waviness=2,form=rest --out-dir "$dir/i$t" \
+    >"$dir/i.txt" 2>&1 || { fail "filter the $t X3P"; cat "$dir/i.txt"; }
+  grep -q "4 invalid points" "$dir/i.txt" && pass "$t X3P: invalid points reported" || fail "$t X3P: invalid points not reported"
+  run_check check-int "$dir/int$t.x3p" "$dir/i$t"
+done
+cp "$dir/intI.x3p" "$dir/int.x3p"
+
+# Bad input: exit 2, one line on stderr (StarPU's "[starpu]" notices are not ours), no output.
+$PY "$CHECK" make-bad "$dir" >/dev/null
+expect_fail() {
+  local name=$1; shift
+  "$LWT2D" "$@" >"$dir/o.txt" 2>"$dir/e.all"; local rc=$?
+  grep -v '^\[starpu\]' "$dir/e.all" >"$dir/e.txt"
+  local lines; lines=$(wc -l <"$dir/e.txt")
+  if [[ $rc -eq 2 && $lines -eq 1 && ! -e $dir/bad ]]; then pass "$name: $(cat "$dir/e.txt")"
+  else fail "$name: exit $rc, $lines stderr lines, output ${dir}/bad $( [[ -e $dir/bad ]] && echo exists || echo absent)"
+       cat "$dir/e.txt"; rm -rf "$dir/bad"; fi
+}
+f() { expect_fail "$1" filter --in "$2" --levels "${4:-3}" --bands "${3:-roughness=1,form=rest}" --out-dir "$dir/bad" "${@:5}"; }
+f "corrupt zip" "$dir/corrupt.x3p"
+f "main.xml without SizeX" "$dir/nosize.x3p"
+f "data file shorter than the axes say" "$dir/short.x3p"
+f "main.xml not XML" "$dir/badxml.x3p"
+f "data file fails its MD5" "$dir/damaged.x3p"
+"$LWT2D" filter --in "$dir/checked.x3p" --levels 3 --bands roughness=1,form=rest --out-dir "$dir/c" >/dev/null 2>&1 \
+  && pass "a data file that matches its MD5 is read" || fail "a matching MD5 was refused"
+f "missing input" "$dir/none.x3p"
+f "unknown band name" "$dir/int.x3p" roughness=1,texture=2,form=rest
+f "overlapping levels" "$dir/int.x3p" roughness=1-2,waviness=2-3,form=rest
+f "empty level range" "$dir/int.x3p" roughness=3-2,form=rest
+f "level beyond --levels" "$dir/int.x3p" roughness=1-4,form=rest
+f "no rest band" "$dir/int.x3p" roughness=1-2
+f "more levels than the surface allows (40 x 48: 6)" "$dir/int.x3p" roughness=1,form=rest 7
+f "raw without --shape" "$dir/all.f32"
+f "raw shorter than --shape" "$dir/all.f32" roughness=1,form=rest 3 --shape 2048x1024
+f "--out-x3p from .npy" "$dir/all.npy" roughness=1,form=rest 3 --out-x3p
+touch "$dir/afile"
+expect_fail "--out-dir is a file" filter --in "$dir/all.npy" --levels 3 --bands roughness=1,form=rest --out-dir "$dir/afile"
+expect_fail "no --bands" filter --in "$dir/all.npy" --out-dir "$dir/bad"
+mkdir -p "$dir/p"; cp "$dir/roughness.npy" "$dir/p/roughness.npy"; before=$(sha1sum <"$dir/p/roughness.npy")
+expect_fail "output over the input" filter --in "$dir/p/roughness.npy" --levels 3 --bands roughness=1,form=rest --out-dir "$dir/p"
+[[ $(sha1sum <"$dir/p/roughness.npy") == "$before" ]] && pass "input untouched" || fail "input changed"
+expect_fail "generate: unknown part" generate --out "$dir/bad.npy" --part texture
+
+echo "lwt2d-filter-cli: $passed passed, $fails failed"
+[[ $fails -eq 0 ]]
