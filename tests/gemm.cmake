@@ -15,3 +15,7 @@ endif()
 if(TARGET gemm)
   add_test(NAME gemm_cli COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/cli_gemm.sh $<TARGET_FILE:gemm>)
 endif()
+if(TARGET gemm AND TARGET bench_blas)
+  add_test(NAME seed001_bench COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/seed001_bench.sh $<TARGET_FILE_DIR:gemm>
+                                          ${PROJECT_SOURCE_DIR})
+endif()
