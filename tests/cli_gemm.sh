@@ -50,6 +50,8 @@ expect_check "float 2d split, ragged" 1e-5 --split 2d --m 1000 --n 700 --k 900 -
 expect_check "double 3d split, ragged" 1e-12 --precision d --split 3d --m 1000 --n 700 --k 900 --tile 256 --iter 2
 expect_check "float 2d, mixed tiles" 1e-5 --split 2d --m 1000 --n 700 --k 900 --tiles 256,128,64,64 --iter 2
 expect_check "double 3d, mixed tiles" 1e-12 --precision d --split 3d --m 531 --n 300 --k 257 --tiles 100,37,1 --iter 2
+# TF32 on GPUs: inputs rounded to 10 mantissa bits (unit roundoff 2^-11), so 5e-3 (CPUs: FP32).
+expect_check "float 2d, mixed tiles, --tf32" 5e-3 --m 700 --n 555 --k 1500 --tiles 256,128 --tf32 --iter 2
 STARPU_SCHED=dtps expect_check "double 2d, mixed tiles, under dtps" 1e-12 --precision d --m 600 --n 333 --k 250 --tiles 128,64,32 --iter 3
 STARPU_SCHED=fnn-dtps expect_check "float 2d, mixed tiles, under fnn-dtps" 1e-5 --m 600 --n 333 --k 250 --tiles 128,64,32 --iter 3
 "$GEMM" --size 300 --tiles 128,64,32 --iter 1 >"$dir/out.txt" 2>&1
