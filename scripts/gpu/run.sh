@@ -519,14 +519,16 @@ if has gemm2d; then
   # STARPU_SCHED_LIB), sgemm 16384, tiles of GEMM2D_TILES (1024 2048): the GPU alone (dmdas,
   # STARPU_NCPU=0: >= 45 TFLOP/s wanted, the median of iterations 1-5 after iteration 0
   # calibrates) and CPUs + GPU under dmdas, fnn-dtps and dtps (within 2% of dmdas wanted).
-  # One dmdas process per tile first calibrates the 2d blocks' models (not timed). ~2 min a tile.
+  # One dmdas process per tile first calibrates the 2d blocks' models (not timed). ~2.5 min a
+  # tile. GEMM2D_SIZE (16384) for dry runs elsewhere.
   export STARPU_CALIBRATE_MINIMUM=${STARPU_CALIBRATE_MINIMUM:-2}
+  g2size=${GEMM2D_SIZE:-16384}
   for tile in ${GEMM2D_TILES:-1024 2048}; do
     stamp "gemm2d: calibration, tile $tile"
-    STARPU_SCHED=dmdas timeout -k 5 120 "$bin/gemm" --size 16384 --split 2d --tile "$tile" --iter 3 | grep RESULT
-    stamp "gemm2d: sgemm 16384, split 2d, tile $tile"
+    STARPU_SCHED=dmdas timeout -k 5 120 "$bin/gemm" --size "$g2size" --split 2d --tile "$tile" --iter 3 | grep RESULT
+    stamp "gemm2d: sgemm $g2size, split 2d, tile $tile"
     bash bench/gemm.sh --gemm "$bin/gemm" --example "$bin/sgemm" --lib "$root/.carry/lib/libfnndtps.so" \
-      --split 2d --size 16384 --tile "$tile" --iter 6 --csv "$OUT/gemm2d_$tile.csv" \
+      --split 2d --size "$g2size" --tile "$tile" --iter 6 --csv "$OUT/gemm2d_$tile.csv" \
       "gpu-only:STARPU_SCHED=dmdas STARPU_NCPU=0" "dmdas:STARPU_SCHED=dmdas" "fnn-dtps:STARPU_SCHED=fnn-dtps" \
       "dtps:STARPU_SCHED=dtps" 2>&1 | tee "$OUT/gemm2d_$tile.txt"
   done
