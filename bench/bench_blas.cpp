@@ -154,6 +154,7 @@ int run(const Options& o) {
   if (!o.cuda) {
     threads = o.threads ? o.threads : int(std::max(1u, std::thread::hardware_concurrency()));
     openblas_set_num_threads(threads);
+    threads = openblas_get_num_threads();  // what OpenBLAS took (at most its build's maximum)
     cpu_gemm<T>(n, a.data(), b.data(), c.data());  // warm-up: OpenBLAS starts its threads
     for (int r = 0; r < o.reps; ++r) {
       const auto t0 = std::chrono::steady_clock::now();

@@ -97,7 +97,8 @@ for n in "${ns[@]}"; do
   # Blocks of N/8, N/16, N/32, N/32 in turn (at least 16 wide): 16 x 16 C blocks of 16 shapes.
   w() { local x=$((n / $1)); ((x < 16)) && x=16; echo $x; }
   tiles="$(w 8),$(w 16),$(w 32),$(w 32)"
-  run "$timeout" "" "$bin/bench_blas" cpu --size "$n" --reps "$reps"; rc=$?
+  # OpenBLAS sizes its thread pool from OPENBLAS_NUM_THREADS when it loads: every core here.
+  run "$timeout" "OPENBLAS_NUM_THREADS=$(nproc)" "$bin/bench_blas" cpu --size "$n" --reps "$reps"; rc=$?
   line=$(grep '^RESULT blas' "$last" | tail -1)
   row "$n" cpu-openblas - - "$(get threads "$line")" 0 "$(get median_ms "$line")" "$(get min_ms "$line")" \
     "$(get max_ms "$line")" "$(get gflops "$line")" "" "" "$(status_of $rc)" "$( ((rc)) && note_of)"
