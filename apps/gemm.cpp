@@ -1,7 +1,10 @@
 // gemm: tiled matrix multiplication C = A B under StarPU (DESIGN §7; seed 001's workload).
-//   gemm [--precision s|d] [--size N | --m M --n N --k K] [--tile B] [--iter I] [--check]
-// Prints one line per iteration (milliseconds, GFLOP/s), the work each worker did, and a
-// RESULT line for scripts. The scheduler and workers come from StarPU's environment
+//   gemm [--precision s|d] [--size N | --m M --n N --k K] [--split 2d|3d] [--tile B | --tiles B1,B2,...]
+//        [--tf32] [--iter I] [--check]
+// A and B are registered once and kept across the iterations (StarPU's examples/mult does the
+// same), so after the first product a GPU finds its blocks of A and B already there.
+// Prints a header line (decomposition, math, workers), one line per iteration (milliseconds,
+// GFLOP/s), the work each worker did, and a RESULT line for scripts. The scheduler and workers come from StarPU's environment
 // (STARPU_SCHED, STARPU_NCPU, STARPU_NCUDA, ...); our policies work without STARPU_SCHED_LIB.
 #include <cblas.h>
 #include <starpu.h>
@@ -16,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -29,20 +33,30 @@ namespace {
 using apps::UsageError;
 
 const char* const kUsage =
-    "usage: gemm [--precision s|d] [--size N | --m M --n N --k K] [--tile B] [--iter I] [--check]\n"
-    "  C (m x n) = A (m x k) B (k x n), column-major, in B x B tiles (the last tile row and column\n"
-    "  hold the remainder), one StarPU task per tile product. Defaults: s, 2048, tile 256, 5 iterations.\n"
-    "  Each iteration starts with A and B in host memory and ends with C there. The first iteration\n"
-    "  calibrates StarPU's performance models and is left out of the median and the worker counts\n"
-    "  (unless it is the only one). --check compares C with a plain reference product in double:\n"
-    "  max|C - C_ref| / max|C_ref|, tolerance 1e-5 (s) or 1e-12 (d); exit status 1 beyond it. The\n"
+    "usage: gemm [--precision s|d] [--size N | --m M --n N --k K] [--split 2d|3d] [--tile B | --tiles B1,B2,...]\n"
+    "            [--tf32] [--iter I] [--check]\n"
+    "  C (m x n) = A (m x k) B (k x n), column-major, cut into blocks by StarPU filters.\n"
+    "  --split 2d (default): one task per C block over the whole k (A in block rows, B in block\n"
+    "    columns), as StarPU's examples/mult sgemm; 3d: one task per block product C_ij += A_ip B_pj.\n"
+    "  --tile B: blocks of B x B (the last block row and column hold the remainder); default 256.\n"
+    "  --tiles B1,B2,...: blocks of these widths in turn along m, n (and k in 3d), repeated, the last\n"
+    "    block cut to what remains: sub-tasks of different sizes, whose compute (IA) and data (DA)\n"
+    "    differ (seed 001 §2.2.3). --tiles 1024 is --tile 1024; at most 64 widths.\n"
+    "  --tf32: float products on the GPU's TF32 tensor cores (less precise); default true FP32.\n"
+    "  Defaults: s, 2048, 5 iterations. A and B are registered once: after the first iteration a GPU\n"
+    "  keeps its blocks of A and B, so later iterations send only C home (and what a worker lacks).\n"
+    "  Each iteration ends with C in host memory. The first iteration calibrates StarPU's\n"
+    "  performance models and is left out of the median and the worker counts (unless it is the\n"
+    "  only one). --check compares C with a plain reference product in double: max|C - C_ref| /\n"
+    "  max|C_ref|, tolerance 1e-5 (s; 5e-3 with --tf32) or 1e-12 (d); exit status 1 beyond it. The\n"
     "  reference is a plain loop on every core after StarPU stops: seconds at 2048, hours at 16384.\n"
     "Workers and policy come from StarPU's environment (STARPU_SCHED, STARPU_NCPU, STARPU_NCUDA);\n"
     "STARPU_PROFILING=1 adds each worker's busy time. OpenBLAS runs one thread per CPU worker.\n";
 
 struct Options {
   bool single = true;
-  int m = 2048, n = 2048, k = 2048, tile = 256, iter = 5;
+  int m = 2048, n = 2048, k = 2048, iter = 5;
+  gemm::Decomposition d;  // 2d, tiles of 256, FP32
   bool check = false;
 };
 
@@ -60,6 +74,33 @@ int parse_positive(const std::string& flag, const std::string& v) {
   return int(x);
 }
 
+constexpr std::size_t kMaxWidths = 64;
+
+// --tiles B1,B2,...: positive integers separated by commas.
+std::vector<int> parse_tiles(const std::string& v) {
+  if (v.empty()) throw UsageError("--tiles needs block widths, e.g. 1024 or 2048,1024,512");
+  std::vector<int> out;
+  std::size_t at = 0;
+  while (true) {
+    const std::size_t comma = v.find(',', at);
+    const std::string w = v.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    if (w.empty() || w.find_first_not_of("0123456789") != std::string::npos)
+      throw UsageError("--tiles needs positive integers separated by commas, got '" + v + "'");
+    out.push_back(parse_positive("--tiles", w));
+    if (out.size() > kMaxWidths)
+      throw UsageError("--tiles takes at most " + std::to_string(kMaxWidths) + " widths, got more in '" + v + "'");
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  return out;
+}
+
+std::string join(const std::vector<int>& v) {
+  std::string s;
+  for (int x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
+  return s;
+}
+
 double physical_memory_bytes() {
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   return pages > 0 && page > 0 ? double(pages) * double(page) : 0.0;
@@ -67,7 +108,7 @@ double physical_memory_bytes() {
 
 Options parse(int argc, char** argv) {
   Options o;
-  bool size = false, mnk[3] = {false, false, false};
+  bool size = false, mnk[3] = {false, false, false}, tile = false, tiles = false;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     auto value = [&]() -> std::string {
@@ -90,8 +131,18 @@ Options parse(int argc, char** argv) {
     } else if (flag == "--k") {
       o.k = parse_positive(flag, value());
       mnk[2] = true;
+    } else if (flag == "--split") {
+      const std::string v = value();
+      if (v != "2d" && v != "3d") throw UsageError("unknown --split '" + v + "': use 2d or 3d");
+      o.d.split = v == "2d" ? gemm::Split::TwoD : gemm::Split::ThreeD;
     } else if (flag == "--tile") {
-      o.tile = parse_positive(flag, value());
+      o.d.tiles = {parse_positive(flag, value())};
+      tile = true;
+    } else if (flag == "--tiles") {
+      o.d.tiles = parse_tiles(value());
+      tiles = true;
+    } else if (flag == "--tf32") {
+      o.d.tf32 = true;
     } else if (flag == "--iter") {
       o.iter = parse_positive(flag, value());
     } else if (flag == "--check") {
@@ -103,6 +154,8 @@ Options parse(int argc, char** argv) {
   const bool any = mnk[0] || mnk[1] || mnk[2];
   if (size && any) throw UsageError("--size and --m/--n/--k exclude each other; give one or the other");
   if (any && !(mnk[0] && mnk[1] && mnk[2])) throw UsageError("--m, --n and --k go together; give all three");
+  if (tile && tiles) throw UsageError("--tile and --tiles exclude each other; give one or the other");
+  if (o.d.tf32 && !o.single) throw UsageError("--tf32 applies to float products (--precision s) only");
   // Host memory: A, B and C, plus C_ref in double for --check. In double arithmetic: m n e
   // can exceed 64 bits.
   const double e = o.single ? 4 : 8;
@@ -117,10 +170,21 @@ Options parse(int argc, char** argv) {
                   "use smaller sizes", o.m, o.n, o.k, need / 1073741824.0, have / 1073741824.0);
     throw UsageError(msg);
   }
-  const long long tasks = gemm::task_count(o.m, o.n, o.k, o.tile);
-  if (tasks > kMaxTasks)
-    throw UsageError("--tile " + std::to_string(o.tile) + " gives " + std::to_string(tasks) + " tile tasks (at most " +
-                     std::to_string(kMaxTasks) + "); use a larger --tile");
+  // Counted without building the block lists: widths of 1 over 2^31 elements would not fit.
+  long long per_dim[3];
+  const int ext[3] = {o.m, o.n, o.k};
+  long long cycle = 0;
+  for (int w : o.d.tiles) cycle += w;
+  for (int i = 0; i < 3; ++i) {
+    const long long reps = ext[i] / cycle, rest = ext[i] % cycle;
+    long long c = reps * (long long)o.d.tiles.size(), covered = 0;
+    for (std::size_t j = 0; covered < rest; ++j, ++c) covered += o.d.tiles[j];
+    per_dim[i] = c;
+  }
+  const double tasks = double(per_dim[0]) * double(per_dim[1]) * (o.d.split == gemm::Split::TwoD ? 1.0 : double(per_dim[2]));
+  if (tasks > double(kMaxTasks))
+    throw UsageError("--tile(s) " + join(o.d.tiles) + " give " + std::to_string((long long)tasks) +
+                     " tasks (at most " + std::to_string(kMaxTasks) + "); use larger blocks");
   return o;
 }
 
@@ -207,19 +271,50 @@ int run(const Options& o) {
     }
     starpu_cublas_init();
 
-    const int mt = gemm::tile_count(m, o.tile), nt = gemm::tile_count(n, o.tile), kt = gemm::tile_count(k, o.tile);
-    std::printf("gemm: %s C(%d x %d) = A(%d x %d) B(%d x %d), column-major, tile %d: %d x %d x %d tiles, "
-                "%lld tasks, edge tiles %d x %d x %d; policy %s, %u CPU + %u CUDA workers%s\n",
-                o.single ? "sgemm" : "dgemm", m, n, m, k, k, n, o.tile, mt, nt, kt, gemm::task_count(m, n, k, o.tile),
-                gemm::tile_extent(m, o.tile, mt - 1), gemm::tile_extent(n, o.tile, nt - 1),
-                gemm::tile_extent(k, o.tile, kt - 1), session.policy().c_str(), session.cpu_workers(),
-                session.cuda_workers(), apps::kSimulated ? " (simulated: no data computed)" : "");
+    const std::vector<int> rows = gemm::blocks(m, o.d.tiles), cols = gemm::blocks(n, o.d.tiles),
+                           inner = gemm::blocks(k, o.d.tiles);
+    const bool two_d = o.d.split == gemm::Split::TwoD;
+    std::string grid = std::to_string(rows.size()) + " x " + std::to_string(cols.size()) +
+                       (two_d ? " C blocks over the whole k" : " x " + std::to_string(inner.size()) + " blocks");
+    std::printf("gemm: %s C(%d x %d) = A(%d x %d) B(%d x %d), column-major, split %s, tiles %s: %s, %lld tasks; "
+                "%s; A and B registered once (kept on the devices across iterations); policy %s, %u CPU + %u CUDA "
+                "workers%s\n",
+                o.single ? "sgemm" : "dgemm", m, n, m, k, k, n, gemm::to_string(o.d.split), join(o.d.tiles).c_str(),
+                grid.c_str(), gemm::task_count(m, n, k, o.d), o.d.tf32 ? "TF32 tensor cores on GPUs" : o.single ? "FP32 (no TF32)" : "FP64",
+                session.policy().c_str(), session.cpu_workers(), session.cuda_workers(),
+                apps::kSimulated ? " (simulated: no data computed)" : "");
+    {
+      // The sub-tasks' seed 001 weights (eqs. (3)-(5)), over the distinct block shapes.
+      double ia[2] = {INFINITY, 0}, w[2] = {INFINITY, 0};
+      const auto distinct = [](std::vector<int> v) {
+        std::sort(v.begin(), v.end());
+        v.erase(std::unique(v.begin(), v.end()), v.end());
+        return v;
+      };
+      const std::vector<int> ks = two_d ? std::vector<int>{k} : distinct(inner);
+      int shapes = 0;
+      for (int wi : distinct(rows))
+        for (int wj : distinct(cols))
+          for (int wk : ks)
+            for (bool reads_c : {false, true}) {
+              if (reads_c && (two_d || inner.size() == 1)) continue;  // each C block in one task
+              const gemm::TileWeight t = gemm::tile_weight(wi, wj, wk, sizeof(T), reads_c);
+              ia[0] = std::min(ia[0], t.sub.ia), ia[1] = std::max(ia[1], t.sub.ia);
+              w[0] = std::min(w[0], t.weight), w[1] = std::max(w[1], t.weight);
+              shapes += reads_c ? 0 : 1;
+            }
+      std::printf("sub-tasks: %d shape(s); IA %.3g to %.3g GFLOP (task->flops), eq. (5) weight IA/DA %.1f to %.1f "
+                  "flop/byte\n",
+                  shapes, ia[0] * 1e-9, ia[1] * 1e-9, w[0], w[1]);
+    }
     const gemm::Matrix<const T> ma{a.get(), m, k, m}, mb{b.get(), k, n, k};
     const gemm::Matrix<T> mc{c.get(), m, n, m};
     std::vector<gemm::WorkerStats> stats;
+    std::optional<gemm::Product<T>> product;  // ends before cuBLAS and the pinning
+    product.emplace(ma, mb, mc, o.d);
     for (int it = 0; it < o.iter; ++it) {
       const double t0 = starpu_timing_now();  // simulated time under simulation
-      gemm::multiply(ma, mb, mc, o.tile, false, &stats);
+      product->run(false, &stats);
       const double s = (starpu_timing_now() - t0) * 1e-6;
       session.end_job();
       const bool timed = it > 0 || o.iter == 1;
@@ -256,14 +351,16 @@ int run(const Options& o) {
     const double med = median(times);
     std::string list;  // the timed iterations, in order
     for (double t : times) list += (list.empty() ? "" : ",") + std::to_string(t * 1e3);
-    std::printf("RESULT gemm precision=%s m=%d n=%d k=%d tile=%d policy=%s cpu=%u cuda=%u median_ms=%.3f "
-                "gflops=%.2f iters=%d min_ms=%.3f max_ms=%.3f times_ms=%s\n",
-                o.single ? "s" : "d", m, n, k, o.tile, session.policy().c_str(), session.cpu_workers(),
+    std::printf("RESULT gemm precision=%s m=%d n=%d k=%d tile=%d split=%s tiles=%s math=%s policy=%s cpu=%u cuda=%u "
+                "median_ms=%.3f gflops=%.2f iters=%d min_ms=%.3f max_ms=%.3f times_ms=%s\n",
+                o.single ? "s" : "d", m, n, k, o.d.tiles[0], gemm::to_string(o.d.split), join(o.d.tiles).c_str(),
+                o.d.tf32 ? "tf32" : o.single ? "fp32" : "fp64", session.policy().c_str(), session.cpu_workers(),
                 session.cuda_workers(), med * 1e3, flops / med * 1e-9, timed,
                 *std::min_element(times.begin(), times.end()) * 1e3,
                 *std::max_element(times.begin(), times.end()) * 1e3, list.c_str());
     std::fflush(stdout);
 
+    product.reset();
     starpu_cublas_shutdown();
     for (auto* hm : {&a, &b, &c})
       if (hm->pinned) starpu_memory_unpin(hm->get(), hm->bytes);
@@ -284,7 +381,9 @@ int run(const Options& o) {
     scale = std::max(scale, std::fabs(ref[i]));
   }
   const double err = scale > 0 ? diff / scale : diff;
-  const double tol = std::is_same_v<T, float> ? 1e-5 : 1e-12;
+  // FP32 and FP64 products of data in [-1, 1) keep max|C - C_ref| / max|C_ref| near their unit
+  // roundoff; TF32 rounds the inputs to 10 mantissa bits (unit roundoff 2^-11 ~ 4.9e-4) first.
+  const double tol = !std::is_same_v<T, float> ? 1e-12 : o.d.tf32 ? 5e-3 : 1e-5;
   const bool ok = err <= tol;
   std::printf("check: max relative error %.3g (max|C - C_ref| / max|C_ref|, reference in double; tolerance %g) %s\n",
               err, tol, ok ? "ok" : "FAILED");

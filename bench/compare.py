@@ -249,19 +249,25 @@ class Gemm(App):
         return self.args.gemm_sizes
 
     def setup(self, size):
-        return f"{size}, {'float' if self.args.precision == 's' else 'double'}, tile {self.args.tile}"
+        return (f"{size}, {'float' if self.args.precision == 's' else 'double'}, tile {self.args.tile}, "
+                f"split {self.args.gemm_split}")
 
-    def has_warmup_flag(self):
+    def help_text(self):
         if self._help is None:
             try:
                 p = subprocess.run([self.binary, "--help"], capture_output=True, text=True, timeout=30)
                 self._help = p.stdout + p.stderr
             except (OSError, subprocess.TimeoutExpired):
                 self._help = ""
-        return "--warmup" in self._help
+        return self._help
+
+    def has_warmup_flag(self):
+        return "--warmup" in self.help_text()
 
     def command(self, size):
         cmd = [self.binary, "--precision", self.args.precision, "--size", str(size), "--tile", str(self.args.tile)]
+        if "--split" in self.help_text():  # builds before the splits were all 3d
+            cmd += ["--split", self.args.gemm_split]
         if self.has_warmup_flag():
             return cmd + ["--warmup", str(self.args.warmup), "--iter", str(self.args.reps)]
         return cmd + ["--iter", str(self.args.warmup + self.args.reps)]
@@ -292,8 +298,9 @@ class Gemm(App):
 
 
 class StarpuXgemm(App):
-    """StarPU's examples/mult sgemm or dgemm (scripts/build_starpu_examples.sh), tiled as ours
-    (-3d: one task per C_ij += A_ip B_pj): one process per run, each timing `-iter I` products
+    """StarPU's examples/mult sgemm or dgemm (scripts/build_starpu_examples.sh), split as ours
+    (--gemm-split: 2d, one task per C block over the whole k; 3d, -3d: one task per C_ij += A_ip
+    B_pj): one process per run, each timing `-iter I` products
     (default 1) with A, B and C registered once; it prints the mean per product. The warm-up
     processes calibrate StarPU's models on disk."""
     in_process = False
@@ -308,11 +315,12 @@ class StarpuXgemm(App):
         return self.args.sgemm_sizes
 
     def setup(self, size):
-        return f"{size}, tile {self.args.tile}, -iter {self.args.sgemm_iter}"
+        return f"{size}, tile {self.args.tile}, {self.args.gemm_split}, -iter {self.args.sgemm_iter}"
 
     def command(self, size):
         nblocks = max(1, -(-size // self.args.tile))
-        return [self.binary, "-size", str(size), "-nblocks", str(nblocks), "-3d", "-iter", str(self.args.sgemm_iter)]
+        split = ["-3d"] if self.args.gemm_split == "3d" else []  # as our gemm's --split
+        return [self.binary, "-size", str(size), "-nblocks", str(nblocks)] + split + ["-iter", str(self.args.sgemm_iter)]
 
     def parse_one(self, out, size):
         for line in out.splitlines():
@@ -1037,6 +1045,8 @@ def parse_args(argv):
     ap.add_argument("--units", metavar="U", type=int, default=0, help="lwt2d data units (default: lwt2d's)")
     ap.add_argument("--tile", metavar="B", type=int, help="gemm and sgemm tile size (default 1024; quick 256)")
     ap.add_argument("--precision", choices=["s", "d"], default="s", help="gemm precision (default s)")
+    ap.add_argument("--gemm-split", choices=["2d", "3d"],
+                    help="gemm's --split (default 2d; 3d under --simulate, where the calibrated models are of 3d tiles)")
     ap.add_argument("--sgemm-iter", metavar="I", type=int, default=1, help="products per process of StarPU's example, timed together (default 1)")
     ap.add_argument("--reps", metavar="R", type=int, help="timed runs per configuration (default 5)")
     ap.add_argument("--warmup", metavar="W", type=int, help="calibration runs before them, in the same process (default 2)")
@@ -1082,6 +1092,7 @@ def parse_args(argv):
     args.sgemm_sizes = args.sgemm_sizes or args.gemm_sizes
     args.levels = args.levels or (3 if q else 4)
     args.tile = args.tile or (256 if q else 1024)
+    args.gemm_split = args.gemm_split or ("3d" if sim else "2d")
     args.reps = args.reps or (2 if sim else 5)
     args.warmup = (1 if sim else 2) if args.warmup is None else args.warmup
     args.timeout = args.timeout or (120 if q else 600)

@@ -3,9 +3,11 @@
 # examples/mult/sgemm (scripts/build_starpu_examples.sh), side by side. Prints a table of
 # GFLOP/s and writes CSV on request.
 #   bench/gemm.sh [--build DIR] [--gemm BIN] [--example BIN] [--lib SO] [--precision s|d]
-#                 [--size N] [--tile B] [--iter I] [--csv FILE] [--example-only] [CONFIG...]
+#                 [--size N] [--tile B] [--split 2d|3d] [--iter I] [--csv FILE] [--example-only] [CONFIG...]
 # Defaults: --build ${BUILD_DIR:-build} (gemm = DIR/bin/gemm, lib = DIR/lib/libfnndtps.so,
-# example = DIR/starpu-examples/sgemm or dgemm, skipped when not built), s, 2048, 512, 5.
+# example = DIR/starpu-examples/sgemm or dgemm, skipped when not built), s, 2048, 512, 2d, 5.
+# --split 2d: one task per C block over the whole k, in our app (--split 2d) and in StarPU's
+# example (without -3d); 3d: one task per block product (--split 3d; the example's -3d).
 # On the GPU machine: --size 16384 --tile 1024. --example-only runs StarPU's example alone (our
 # app still answers which worker classes exist).
 # A CONFIG is NAME:ENV, e.g. "eager:STARPU_SCHED=eager". The default set measures each worker
@@ -14,12 +16,12 @@
 # every worker. Our app registers our policies itself; the example loads them through
 # STARPU_SCHED_LIB. Each policy gets a fresh FNNDTPS_MODEL_DIR.
 # What the columns mean:
-# - gemm: our app, median over iterations 1..I-1 (iteration 0 calibrates), each iteration host
-#   memory to host memory (A and B sent again every time).
-# - sgemm/dgemm (StarPU's example, -xyz N -nblocks ceil(N/B) -3d -iter I): its own figure,
+# - gemm: our app, median over iterations 1..I-1 (iteration 0 calibrates), A and B registered
+#   once (a GPU keeps its blocks of them after iteration 0), C back in host memory every time.
+# - sgemm/dgemm (StarPU's example, -xyz N -nblocks ceil(N/B) [-3d] -iter I): its own figure,
 #   the mean over its I iterations, with A, B and C registered once, so device copies of A and B
-#   are reused after its first iteration. Not the same measure as ours: compare rows within a
-#   column. A warm-up run first calibrates its performance models (StarPU keeps them on disk).
+#   are reused after its first iteration; C is not waited home. Close to ours, not the same:
+#   compare rows within a column. A warm-up run first calibrates its performance models (StarPU keeps them on disk).
 # - %bound: ours against the divisible-load bound of DESIGN §8, the throughputs of the classes
 #   measured alone in this run added up (GF_gpu-only + GF_cpu-only).
 # - vs_best: GFLOP/s over the best of StarPU's dmdas, dmda, heteroprio (and eager, lws when
@@ -27,7 +29,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
-gemm= example= lib= precision=s size=2048 tile=512 iter=5 csv= app=1
+gemm= example= lib= precision=s size=2048 tile=512 iter=5 csv= app=1 split=2d
 configs=()
 while (($#)); do
   case $1 in
@@ -38,6 +40,7 @@ while (($#)); do
     --precision) precision=$2; shift 2 ;;
     --size) size=$2; shift 2 ;;
     --tile) tile=$2; shift 2 ;;
+    --split) split=$2; shift 2 ;;
     --iter) iter=$2; shift 2 ;;
     --csv) csv=$2; shift 2 ;;
     --example-only) app=0; shift ;;
@@ -47,6 +50,7 @@ while (($#)); do
   esac
 done
 [[ $precision == s || $precision == d ]] || { echo "gemm.sh: --precision must be s or d" >&2; exit 2; }
+[[ $split == 2d || $split == 3d ]] || { echo "gemm.sh: --split must be 2d or 3d" >&2; exit 2; }
 for v in size tile iter; do
   [[ ${!v} =~ ^[1-9][0-9]*$ ]] || { echo "gemm.sh: --$v needs a positive integer, got '${!v}'" >&2; exit 2; }
 done
@@ -76,7 +80,8 @@ fi
 
 models=$(mktemp -d); trap 'rm -rf "$models"' EXIT
 nblocks=$(((size + tile - 1) / tile))
-xargs_=(-xyz "$size" -nblocks "$nblocks" -3d -iter "$iter")
+xargs_=(-xyz "$size" -nblocks "$nblocks" -iter "$iter")
+[[ $split == 3d ]] && xargs_+=(-3d)
 flops=$(awk -v n="$size" 'BEGIN{printf "%.0f", 2*n*n*n}')
 if [[ -n $example ]]; then
   echo "warm-up: $xname ${xargs_[*]} under dmdas (calibrates its performance models)" >&2
@@ -93,7 +98,7 @@ for c in "${configs[@]}"; do
   echo "[$i/${#configs[@]}] $name ($envs)" >&2
   line=
   ((app)) && line=$(env FNNDTPS_MODEL_DIR="$models/$name-gemm" $envs "$gemm" --precision "$precision" \
-           --size "$size" --tile "$tile" --iter "$iter" 2>/dev/null | grep '^RESULT' || true)
+           --size "$size" --tile "$tile" --split "$split" --iter "$iter" 2>/dev/null | grep '^RESULT' || true)
   if [[ -n $line ]]; then
     get() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$line"; }
     gms[$name]=$(get median_ms) ggf[$name]=$(get gflops) ncpu[$name]=$(get cpu) ncuda[$name]=$(get cuda)
@@ -127,17 +132,17 @@ if [[ -n ${ggf[gpu-only]:-} && -n ${ggf[cpu-only]:-} ]]; then
 fi
 ratio() { [[ -n $1 && -n $2 ]] && awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f", a/b}' || echo -; }
 
-echo "GEMM ${xname} ${size}^3, tile $tile ($nblocks x $nblocks x $nblocks tiles), $iter iterations; GFLOP/s = 2 n^3 / time"
-echo "gemm: our app, median of iterations 1..$((iter - 1)), host to host.  $xname: StarPU's example, mean of its $iter iterations, A and B kept on the devices"
+echo "GEMM ${xname} ${size}^3, split $split, tile $tile ($nblocks blocks a dimension), $iter iterations; GFLOP/s = 2 n^3 / time"
+echo "gemm: our app, median of iterations 1..$((iter - 1)), A and B kept on the devices, C home each time.  $xname: StarPU's example, mean of its $iter iterations, A and B kept on the devices"
 [[ -n $bound ]] && echo "divisible-load bound (classes alone added up): $bound GFLOP/s"
 printf '%-12s %4s %4s %10s %10s %7s %8s %10s %10s %8s\n' config cpu cuda gemm_ms gemm_GF/s %bound vs_best \
   "${xname}_ms" "${xname}_GF/s" vs_best
-[[ -n $csv ]] && echo "config,precision,size,tile,iter,cpu,cuda,gemm_median_ms,gemm_gflops,gemm_pct_bound,gemm_vs_best_builtin,example_ms,example_gflops,example_vs_best_builtin" >"$csv"
+[[ -n $csv ]] && echo "config,precision,size,tile,split,iter,cpu,cuda,gemm_median_ms,gemm_gflops,gemm_pct_bound,gemm_vs_best_builtin,example_ms,example_gflops,example_vs_best_builtin" >"$csv"
 for n in "${names[@]}"; do
   g=${ggf[$n]:-} x=${xgf[$n]:-}
   pct=$([[ -n $bound && -n $g ]] && awk -v a="$g" -v b="$bound" 'BEGIN{printf "%.1f", 100*a/b}' || echo -)
   printf '%-12s %4s %4s %10s %10s %7s %8s %10s %10s %8s\n' "$n" "${ncpu[$n]:--}" "${ncuda[$n]:--}" \
     "${gms[$n]:-$( ((app)) && echo failed || echo -)}" "${g:--}" "$pct" "$(ratio "$g" "$gbest")" "${xms[$n]:--}" "${x:--}" "$(ratio "$x" "$xbest")"
-  [[ -n $csv ]] && echo "$n,$precision,$size,$tile,$iter,${ncpu[$n]:-},${ncuda[$n]:-},${gms[$n]:-},$g,$pct,$(ratio "$g" "$gbest"),${xms[$n]:-},$x,$(ratio "$x" "$xbest")" >>"$csv"
+  [[ -n $csv ]] && echo "$n,$precision,$size,$tile,$split,$iter,${ncpu[$n]:-},${ncuda[$n]:-},${gms[$n]:-},$g,$pct,$(ratio "$g" "$gbest"),${xms[$n]:-},$x,$(ratio "$x" "$xbest")" >>"$csv"
 done
 exit 0

@@ -11,6 +11,18 @@
 //   eq. (5)  w  = IA / DA                              ordering weight (chosen), larger = more
 //                                                      compute per byte moved
 //   eq. (6)  DA > q -> CPU;  IA > p and DA < q -> GPU;  else either   p = P/(2N), q = Q/(2N)
+//
+// What a scheduling policy can read of these weights (the scheduler includes nothing from
+// codelets/, DESIGN §2, so they reach it through StarPU's own task fields):
+//   IA  = task->flops, which our codelets set and the plugin already takes as a task's work;
+//   DA  = the bytes of the task's buffers, each handle's size once per direction (R in, W out,
+//         RW both): what eq. (4) counts for our GEMM blocks (codelets/gemm.hpp), and what any
+//         StarPU program's tasks expose without help from it;
+//   w   = IA / DA (eq. (5)).
+// task->priority is not used for w: heteroprio reads priorities as bucket indices (0..99), and
+// dmdas would reorder its queues by it. scheduler/dtps_dispatch.hpp applies eqs. (5)-(6) and
+// §1.3 case (1) to a batch so described; partition() below is the same rule on SubTaskWeight
+// (tests/test_dtps_dispatch.cpp checks that they agree).
 #pragma once
 
 #include <cstddef>

@@ -15,3 +15,8 @@ endif()
 if(TARGET gemm)
   add_test(NAME gemm_cli COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/cli_gemm.sh $<TARGET_FILE:gemm>)
 endif()
+# bench/ is added after tests/: bench_blas exists where gemm does and benchmarks are built.
+if(TARGET gemm AND FNNDTPS_BUILD_BENCH)
+  add_test(NAME seed001_bench COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/seed001_bench.sh $<TARGET_FILE_DIR:gemm>
+                                          ${PROJECT_SOURCE_DIR})
+endif()

@@ -35,7 +35,7 @@ done
 a=$(median "$(lwt STARPU_NCPU=15 fnn-dtps)") b=$(median "$(lwt STARPU_NCPU=15 fnn-dtps)")
 [[ -n $a && $a == "$b" ]] && echo "ok deterministic: fnn-dtps co-run $a = $b ms" || bad "fnn-dtps co-run twice: '$a' vs '$b' ms"
 for p in fnn-dtps boyer dmdas; do
-  out=$(STARPU_SCHED=$p "$gemm" --size 4096 --tile 1024 --iter 2 2>&1); m=$(median "$out")
+  out=$(STARPU_SCHED=$p "$gemm" --size 4096 --split 3d --tile 1024 --iter 2 2>&1); m=$(median "$out")
   [[ -n $m ]] && echo "ok gemm 4096 $p: $m ms (simulated)" || bad "gemm $p: $(tail -2 <<<"$out" | tr '\n' ' ')"
 done
 # Simulated perturbations (codelets/simulated.hpp): noise repeats with its seed and changes with
@@ -58,7 +58,7 @@ out=$(STARPU_PERF_MODEL_DIR=$home/plat/sampling FNNDTPS_SUMMARY=1 lwt STARPU_NCP
 f=$(awk '/^  CUDA 0/ {print $(NF - 2)}' <<<"$out")
 [[ $f == 66908 ]] && echo "ok simulated GPU's features: F $f GFLOP/s" || bad "simulated GPU's F: '$f' GFLOP/s, not 66908"
 # Our policy through STARPU_SCHED_LIB, as any StarPU program loads it.
-out=$(STARPU_SCHED_LIB=$lib STARPU_SCHED=fnn-dtps "$gemm" --size 2048 --tile 1024 --iter 2 2>&1)
+out=$(STARPU_SCHED_LIB=$lib STARPU_SCHED=fnn-dtps "$gemm" --size 2048 --split 3d --tile 1024 --iter 2 2>&1)
 [[ -n $(median "$out") ]] && echo "ok STARPU_SCHED_LIB" || bad "STARPU_SCHED_LIB: $(tail -2 <<<"$out" | tr '\n' ' ')"
 # What simulation cannot do: one line of ours (after SimGrid's start-up notes, "[0.000000] ..."
 # and their continuation) and status 2.

@@ -4,9 +4,11 @@
 //   oracle, Ginkgo's <Op>IsEquivalentToRef) on awkward sizes: 1x1x1, odd, one row / column,
 //   larger than a warp, leading dimensions above the rows with poisoned padding that must stay
 //   bit for bit, C poisoned when beta = 0 (never read), inputs that must stay untouched.
-// - The whole StarPU tiled product on ragged sizes: on the workers StarPU finds (2 CPU workers
-//   here; CPUs + GPU on the GPU machine), on CPU workers alone and on the GPU alone.
-// - The weights of seed 001 eqs. (3)-(5) and the fixed-size tile filters.
+// - The whole StarPU tiled product on ragged sizes, both splits (2d: C blocks over the whole k;
+//   3d: block products), uniform and mixed block widths, several products on one registration:
+//   on the workers StarPU finds (2 CPU workers here; CPUs + GPU on the GPU machine), on CPU
+//   workers alone and on the GPU alone (FP32 by default, TF32 when asked).
+// - The weights of seed 001 eqs. (3)-(5), the block widths and the block filters.
 //
 // Tolerance, per element: |C - C_ref| <= (k + 2) u (|A| |B| + |beta| |C0|), u the unit
 // roundoff of T (2^-24, 2^-53). That is the classical bound for a dot product of length k
@@ -81,10 +83,11 @@ double unit_roundoff() {
   return std::numeric_limits<T>::epsilon() / 2;
 }
 
-// got = beta c0 + a b within the bound above; got's padding untouched.
+// got = beta c0 + a b within the bound above; got's padding untouched. `input_rounding`: a
+// relative rounding of A's and B's elements before the products (TF32 below), 0 for none.
 template <typename T>
 ::testing::AssertionResult equals_reference(const Mat<T>& got, const Mat<T>& a, const Mat<T>& b, double beta,
-                                            const Mat<T>& c0) {
+                                            const Mat<T>& c0, double input_rounding = 0) {
   const int m = got.rows, n = got.cols, k = a.cols;
   std::vector<double> want(std::size_t(m) * std::size_t(n));
   for (int j = 0; j < n; ++j)
@@ -101,7 +104,7 @@ template <typename T>
     for (int i = 0; i < m; ++i)
       bound[std::size_t(i) + std::size_t(j) * std::size_t(m)] = beta == 0 ? 0 : std::fabs(beta * double(c0.at(i, j)));
   gemm::ref::tile<double>(m, n, k, abs_a.v.data(), m, abs_b.v.data(), k, 1.0, bound.data(), m);
-  const double g = double(k + 2) * unit_roundoff<T>();
+  const double g = double(k + 2) * unit_roundoff<T>() + 2 * input_rounding;
   for (int j = 0; j < n; ++j) {
     for (int i = 0; i < m; ++i) {
       const std::size_t x = std::size_t(i) + std::size_t(j) * std::size_t(m);
@@ -116,6 +119,15 @@ template <typename T>
         return ::testing::AssertionFailure() << "padding (" << i << ", " << j << ") overwritten";
   }
   return ::testing::AssertionSuccess();
+}
+
+// TF32 products (--tf32): A's and B's elements rounded to 10 mantissa bits before an FP32
+// accumulation; by truncation at worst, a relative 2^-10 each, so each product a b errs by up to
+// 2 * 2^-10 (plus the FP32 bound). A wrong index still errs by O(|A| |B|), ~250 times more.
+template <typename T>
+::testing::AssertionResult equals_reference_tf32(const Mat<T>& got, const Mat<T>& a, const Mat<T>& b, double beta,
+                                                 const Mat<T>& c0) {
+  return equals_reference(got, a, b, beta, c0, 0x1p-10);
 }
 
 struct Size {
@@ -379,6 +391,185 @@ TEST(GemmTiled, CudaWorkerOnly) {
   ASSERT_EQ(starpu_cuda_worker_get_count(), 1u);
   check_tiled<float>(false);
   check_tiled<double>(true);
+#else
+  GTEST_SKIP() << "built without CUDA";
+#endif
+}
+
+// ------------------------------------------------------------------------- splits and mixed blocks
+TEST(GemmBlocks, WidthsInTurnTheLastCut) {
+  EXPECT_EQ(gemm::blocks(10, {4}), (std::vector<int>{4, 4, 2}));
+  EXPECT_EQ(gemm::blocks(10, {4, 2, 1}), (std::vector<int>{4, 2, 1, 3}));
+  EXPECT_EQ(gemm::blocks(7, {4, 2, 1}), (std::vector<int>{4, 2, 1}));
+  EXPECT_EQ(gemm::blocks(3, {100, 1}), (std::vector<int>{3}));
+  EXPECT_EQ(gemm::blocks(1, {1}), (std::vector<int>{1}));
+  EXPECT_THROW(gemm::blocks(0, {4}), std::invalid_argument);
+  EXPECT_THROW(gemm::blocks(10, {}), std::invalid_argument);
+  EXPECT_THROW(gemm::blocks(10, {4, 0}), std::invalid_argument);
+  EXPECT_THROW(gemm::blocks(10, {-1}), std::invalid_argument);
+}
+
+TEST(GemmBlocks, TaskCountsAndSubTasks) {
+  const gemm::Decomposition two{gemm::Split::TwoD, {4, 2, 1}, false};
+  const gemm::Decomposition three{gemm::Split::ThreeD, {4, 2, 1}, false};
+  // m = 10: {4, 2, 1, 3}; n = 7: {4, 2, 1}; k = 5: {4, 1}.
+  EXPECT_EQ(gemm::task_count(10, 7, 5, two), 12);
+  EXPECT_EQ(gemm::task_count(10, 7, 5, three), 24);
+  EXPECT_EQ(gemm::task_count(16384, 16384, 16384, gemm::Decomposition{gemm::Split::TwoD, {1024}, false}), 256);
+  EXPECT_EQ(gemm::task_count(16384, 16384, 16384, gemm::Decomposition{gemm::Split::ThreeD, {1024}, false}), 4096);
+  for (const gemm::Decomposition& d : {two, three}) {
+    const std::vector<gemm::SubTask> st = gemm::subtasks(10, 7, 5, d, sizeof(float));
+    ASSERT_EQ((long long)st.size(), gemm::task_count(10, 7, 5, d));
+    double ia = 0;
+    for (const gemm::SubTask& t : st) {
+      ia += t.w.sub.ia;
+      EXPECT_DOUBLE_EQ(t.w.sub.ia, 2.0 * t.m * t.n * t.k);
+      EXPECT_DOUBLE_EQ(t.w.weight, t.w.sub.ia / t.w.sub.da);
+    }
+    EXPECT_DOUBLE_EQ(ia, 2.0 * 10 * 7 * 5);  // the sub-tasks cover the product once
+  }
+  // 2d: one task per C block over the whole k, never reading C unless accumulating.
+  const std::vector<gemm::SubTask> st = gemm::subtasks(10, 7, 5, two, sizeof(float));
+  EXPECT_EQ(st[0].k, 5);
+  EXPECT_FALSE(st[0].reads_c);
+  EXPECT_TRUE(gemm::subtasks(10, 7, 5, two, sizeof(float), true)[0].reads_c);
+  // Mixed widths give sub-tasks of different IA and different eq. (5) weights (seed 001
+  // §2.2.3): the 4 x 4 block outweighs the 1 x 1 one.
+  const auto big = st[0], small = st[std::size_t(2 * 3 + 2)];  // C block (0, 0) and (2, 2)
+  EXPECT_EQ(big.m * big.n, 16);
+  EXPECT_EQ(small.m * small.n, 1);
+  EXPECT_GT(big.w.sub.ia, small.w.sub.ia);
+  EXPECT_GT(big.w.weight, small.w.weight);
+}
+
+TEST(GemmTiles, BlockFilterCutsGivenWidths) {
+  Starpu starpu;
+  ASSERT_TRUE(starpu.ok());
+  const int m = 10, n = 7, ld = 13;
+  std::vector<double> x(std::size_t(ld) * n);
+  starpu_data_handle_t h;
+  starpu_matrix_data_register(&h, STARPU_MAIN_RAM, reinterpret_cast<uintptr_t>(x.data()), ld, m, n, sizeof(double));
+  std::vector<unsigned> at_m{0, 4, 6, 7, 10}, at_n{0, 4, 6, 7};
+  starpu_data_filter rows{}, cols{};
+  rows.filter_func = gemm::block_filter_rows;
+  rows.nchildren = 4;
+  rows.filter_arg_ptr = at_m.data();
+  cols.filter_func = gemm::block_filter_cols;
+  cols.nchildren = 3;
+  cols.filter_arg_ptr = at_n.data();
+  starpu_data_map_filters(h, 2, &rows, &cols);
+  for (unsigned i = 0; i < 4; ++i)
+    for (unsigned j = 0; j < 3; ++j) {
+      starpu_data_handle_t t = starpu_data_get_sub_data(h, 2, i, j);
+      EXPECT_EQ(starpu_matrix_get_nx(t), at_m[i + 1] - at_m[i]) << i << "," << j;
+      EXPECT_EQ(starpu_matrix_get_ny(t), at_n[j + 1] - at_n[j]) << i << "," << j;
+      EXPECT_EQ(int(starpu_matrix_get_local_ld(t)), ld);
+      EXPECT_EQ(reinterpret_cast<double*>(starpu_matrix_get_local_ptr(t)),
+                x.data() + at_m[i] + std::size_t(at_n[j]) * ld)
+          << i << "," << j;
+    }
+  starpu_data_unpartition(h, STARPU_MAIN_RAM);
+  starpu_data_unregister(h);
+}
+
+struct Cut {
+  Size s;
+  gemm::Split split;
+  std::vector<int> tiles;
+};
+const Cut kCuts[] = {
+    {{130, 97, 61}, gemm::Split::TwoD, {32}},               // ragged 2d (edges 2, 1)
+    {{130, 97, 61}, gemm::Split::ThreeD, {32}},             // ragged 3d
+    {{130, 97, 61}, gemm::Split::TwoD, {40, 16, 7}},        // mixed widths, ragged remainders
+    {{130, 97, 61}, gemm::Split::ThreeD, {40, 16, 7}},      // mixed in k too
+    {{1, 1, 1}, gemm::Split::TwoD, {4, 1}},                 // one element
+    {{100, 1, 100}, gemm::Split::TwoD, {33, 5}},            // a column vector result
+    {{257, 130, 96}, gemm::Split::ThreeD, {64, 32, 32, 1}}, // width-1 blocks among large ones
+    {{5, 5, 5}, gemm::Split::TwoD, {100}},                  // one block larger than the matrix
+};
+
+std::string describe(const Cut& c) {
+  std::string t;
+  for (int w : c.tiles) t += (t.empty() ? "" : ",") + std::to_string(w);
+  return describe(c.s, 3, 0) + ", split " + gemm::to_string(c.split) + ", tiles " + t;
+}
+
+// Three products on one registration: C = A B, then C += A B twice (so every block of A and B
+// is reused where it was left), each checked against the reference; every sub-task ran once a
+// product and the sub-tasks' IA add up to 2 m n k.
+template <typename T>
+void check_products(bool tf32 = false) {
+  unsigned seed = 900;
+  for (const Cut& cut : kCuts) {
+    const Size& s = cut.s;
+    SCOPED_TRACE(describe(cut));
+    const Mat<T> a = random_mat<T>(s.m, s.k, 3, seed++), b = random_mat<T>(s.k, s.n, 1, seed++);
+    Mat<T> c(s.m, s.n, 2);  // poisoned: the first product must not read it
+    const gemm::Decomposition d{cut.split, cut.tiles, tf32};
+    gemm::Product<T> product({a.v.data(), s.m, s.k, a.ld}, {b.v.data(), s.k, s.n, b.ld},
+                             {c.v.data(), s.m, s.n, c.ld}, d);
+    EXPECT_EQ(product.tasks(), gemm::task_count(s.m, s.n, s.k, d));
+    for (int it = 0; it < 3; ++it) {
+      SCOPED_TRACE("product " + std::to_string(it));
+      const Mat<T> c0 = c;
+      std::vector<gemm::WorkerStats> stats;
+      product.run(it > 0, &stats);
+      // Product::run returns with C in host memory: read it while A, B, C stay registered.
+      if (tf32)
+        EXPECT_TRUE(equals_reference_tf32(c, a, b, it > 0 ? 1.0 : 0.0, c0));
+      else
+        EXPECT_TRUE(equals_reference(c, a, b, it > 0 ? 1.0 : 0.0, c0));
+      long long tasks = 0;
+      double gflop = 0;
+      for (const auto& w : stats) {
+        tasks += w.tasks;
+        gflop += w.gflop;
+      }
+      EXPECT_EQ(tasks, product.tasks());
+      EXPECT_NEAR(gflop, 2e-9 * s.m * s.n * s.k, 1e-12 * gflop);
+    }
+  }
+}
+
+TEST(GemmProduct, FloatOnEveryWorker) {
+  Starpu starpu;
+  ASSERT_TRUE(starpu.ok());
+  check_products<float>();
+}
+TEST(GemmProduct, DoubleOnEveryWorker) {
+  Starpu starpu;
+  ASSERT_TRUE(starpu.ok());
+  check_products<double>();
+}
+TEST(GemmProduct, CpuWorkersOnly) {
+  Starpu starpu(2, 0);
+  ASSERT_TRUE(starpu.ok());
+  check_products<float>();
+  check_products<double>();
+}
+// On the GPU alone the FP32 bound of equals_reference holds only without TF32 (TF32 rounds
+// the inputs to 10 mantissa bits, ~2^13 times the FP32 bound): this is the test that the
+// default is true FP32.
+TEST(GemmProduct, CudaWorkerOnly) {
+#ifdef FNNDTPS_TEST_CUDA
+  std::string why;
+  if (!cuda_device_present(&why)) GTEST_SKIP() << "no CUDA worker: " << why;
+  Starpu starpu(0, 1);
+  ASSERT_TRUE(starpu.ok());
+  ASSERT_EQ(starpu_cuda_worker_get_count(), 1u);
+  check_products<float>();
+  check_products<double>();
+#else
+  GTEST_SKIP() << "built without CUDA";
+#endif
+}
+TEST(GemmProduct, CudaWorkerTf32) {
+#ifdef FNNDTPS_TEST_CUDA
+  std::string why;
+  if (!cuda_device_present(&why)) GTEST_SKIP() << "no CUDA worker: " << why;
+  Starpu starpu(0, 1);
+  ASSERT_TRUE(starpu.ok());
+  check_products<float>(true);
 #else
   GTEST_SKIP() << "built without CUDA";
 #endif

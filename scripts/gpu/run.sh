@@ -3,7 +3,8 @@
 # the CUDA tests, then the benchmarks. Logs go to $OUT (the device tool brings them back).
 #   bash scripts/gpu/run.sh [tests] [kernels] [overhead] [e2e] [e2e256] [gemm] [gemm2048] [example1024]
 #                           [compare-lwt] [compare-gemm] [compare-sgemm] [scaling-lwt] [scaling-gemm] [diag]
-#                           [units] [gpu-path] [recheck] [calibrate] [mechanism] [filter]
+#                           [units] [gpu-path] [recheck] [calibrate] [mechanism] [filter] [gemm2d]
+#                           [seed001]
 # (default: tests overhead e2e gemm). Each part takes a few minutes; a device call lasts at most
 # 10, so split them over calls (notes/bench.md).
 set -uo pipefail
@@ -28,7 +29,7 @@ sampling=$(grep -aom1 '/[[:alnum:]/._-]*/share/starpu/perfmodels/sampling' "$roo
 tpc=$(lscpu | awk -F: '/Thread\(s\) per core/{gsub(/ /,"",$2); print $2}')
 export STARPU_NTHREADS_PER_CORE=${STARPU_NTHREADS_PER_CORE:-${tpc:-1}}
 parts=${*:-tests overhead e2e gemm}
-known=" tests kernels overhead e2e e2e256 gemm gemm2048 example1024 compare-lwt compare-gemm compare-sgemm scaling-lwt scaling-gemm diag units gpu-path recheck calibrate mechanism filter "
+known=" tests kernels overhead e2e e2e256 gemm gemm2048 example1024 compare-lwt compare-gemm compare-sgemm scaling-lwt scaling-gemm diag units gpu-path recheck calibrate mechanism filter gemm2d seed001 "
 for part in $parts; do
   [[ $known == *" $part "* ]] || { echo "run.sh: unknown part '$part' (known:$known)" >&2; exit 2; }
 done
@@ -83,8 +84,8 @@ if has e2e256; then
   bash bench/lwt_e2e.sh "$bin/lwt2d" --size 16384 --levels 4 --units 256 --reps 5 --warmup 3 --csv "$OUT/lwt_e2e_256.csv" | tee "$OUT/lwt_e2e_256.txt"
 fi
 if has gemm; then
-  # DESIGN §10: sgemm 16384 on CPUs + GPU. Our app sends A and B again every iteration;
-  # StarPU's example keeps them on the GPU (see bench/gemm.sh).
+  # DESIGN §10: sgemm 16384 on CPUs + GPU, split 2d (bench/gemm.sh's default); our app and
+  # StarPU's example both keep A and B on the GPU across iterations (see bench/gemm.sh).
   for tile in 1024 2048; do
     echo "== sgemm 16384, tile $tile"
     bash bench/gemm.sh --gemm "$bin/gemm" --example "$bin/sgemm" --lib "$root/.carry/lib/libfnndtps.so" \
@@ -250,9 +251,10 @@ if has calibrate; then
   # The CPUs alone at a smaller size: the same tile footprint, ~27 s less a product.
   gsize=${CAL_GEMM_SIZE:-16384} gcpu=${CAL_GEMM_CPU_SIZE:-4096} gtile=${CAL_GEMM_TILE:-1024}
   for r in $( ((${CAL_GEMM:-1})) && echo 1 2); do
-    calibrate_run "STARPU_NCPU=0" "$bin/gemm" --size "$gsize" --tile "$gtile" --iter 3
-    calibrate_run "STARPU_NCUDA=0" "$bin/gemm" --size "$gcpu" --tile "$gtile" --iter 3
-    calibrate_run "" "$bin/gemm" --size "$gsize" --tile "$gtile" --iter 2
+    # 3d tiles: what the simulated bench runs (bench/sim_gate.py, compare.py --simulate).
+    calibrate_run "STARPU_NCPU=0" "$bin/gemm" --size "$gsize" --split 3d --tile "$gtile" --iter 3
+    calibrate_run "STARPU_NCUDA=0" "$bin/gemm" --size "$gcpu" --split 3d --tile "$gtile" --iter 3
+    calibrate_run "" "$bin/gemm" --size "$gsize" --split 3d --tile "$gtile" --iter 2
   done
   echo "   gemm: $((SECONDS - cal_t0)) s"
   for size in ${CAL_LWT_SIZES:-8192 10240 11264 12288 16384 32768}; do
@@ -278,8 +280,8 @@ if has mechanism; then
   #  lwt-gpu      LWT S^2, 4 levels, 64 units, the GPU alone: our five policies, dmdar, dmdas, eager (ref dmdar)
   #  lwt-co       the same LWT on CPUs + GPU: fnn-dtps fnn boyer dtps even vs dmdas, dmdar, eager (ref dmdas)
   #  lwt-co-cold  the same, each process from empty performance models (a user's first run)
-  #  gemm-co      our gemm S, tile 1024, CPUs + GPU: fnn-dtps fnn boyer dtps vs dmdas
-  #  gemm-gpu     our gemm S, tile 1024, the GPU alone: fnn-dtps, dmdar, dmdas, eager (ref dmdar)
+  #  gemm-co      our gemm S, split MECH_GEMM_SPLIT (2d), tile 1024, CPUs + GPU: fnn-dtps fnn boyer dtps vs dmdas
+  #  gemm-gpu     our gemm S, split MECH_GEMM_SPLIT (2d), tile 1024, the GPU alone: fnn-dtps, dmdar, dmdas, eager (ref dmdar)
   #  sgemm2d      StarPU's sgemm -xy S -z S -nblocks S/1024 (2D: one task per C tile over all of
   #               z), CPUs + GPU, our policy through STARPU_SCHED_LIB: fnn-dtps vs dmdas
   #  lu-default   StarPU's lu_example_float at its default size (7680, 8 x 8 tiles of 960 there)
@@ -317,7 +319,7 @@ if has mechanism; then
   mreps=${MECH_REPS:-3} tile=${MECH_TILE:-1024}
   lwt_size=${MECH_LWT_SIZE:-16384} lwt_units=${MECH_LWT_UNITS:-64}
   lwt_repeat=${MECH_LWT_REPEAT:-5} lwt_warmup=${MECH_LWT_WARMUP:-2}
-  gemm_size=${MECH_GEMM_SIZE:-16384} gemm_iter=${MECH_GEMM_ITER:-6}
+  gemm_size=${MECH_GEMM_SIZE:-16384} gemm_iter=${MECH_GEMM_ITER:-6} gemm_split=${MECH_GEMM_SPLIT:-2d}
   sgemm_size=${MECH_SGEMM_SIZE:-16384} sgemm_iter=${MECH_SGEMM_ITER:-3}
   lu_size=${MECH_LU_SIZE:-16384} lu_default_args=${MECH_LU_DEFAULT_ARGS:-}
   ovh_tasks=${MECH_OVH_TASKS:-10000} ovh_reps=${MECH_OVH_REPS:-5}
@@ -390,8 +392,8 @@ if has mechanism; then
   }
   mgemm() {  # mgemm SECTION POLICY ENV [RUN]
     local mlabel menv; mpolicy "$2"
-    mrun 90 "$3 $menv FNNDTPS_MODEL_DIR=$mmodels/$1-$mlabel" "$bin/gemm" --size "$gemm_size" --tile "$tile" \
-      --iter "$gemm_iter"
+    mrun 90 "$3 $menv FNNDTPS_MODEL_DIR=$mmodels/$1-$mlabel" "$bin/gemm" --size "$gemm_size" --split "$gemm_split" \
+      --tile "$tile" --iter "$gemm_iter"
     mresult "$1" "$mlabel" "${4:-1}" $? gemm median_ms min_ms max_ms ms
   }
   mexample() {  # mexample SECTION POLICY RUN KIND ARGS...: one process of StarPU's sgemm or LU example
@@ -466,7 +468,7 @@ PY
     mrun 90 "$co_env STARPU_SCHED=dmdas FNNDTPS_MODEL_DIR=$mmodels/cal" "$bin/lwt2d" demo --size "$lwt_size" --levels 4 \
       --units "$lwt_units" --repeat 2 --warmup 1
     mresult calibration lwt2d-dmdas 1 $? forward median_ms min_ms max_ms ms
-    mrun 90 "$co_env STARPU_SCHED=dmdas FNNDTPS_MODEL_DIR=$mmodels/cal" "$bin/gemm" --size "$gemm_size" --tile "$tile" --iter 2
+    mrun 90 "$co_env STARPU_SCHED=dmdas FNNDTPS_MODEL_DIR=$mmodels/cal" "$bin/gemm" --size "$gemm_size" --split "$gemm_split" --tile "$tile" --iter 2
     mresult calibration gemm-dmdas 1 $? gemm median_ms min_ms max_ms ms
   fi
   lwt_procs="median of $lwt_repeat after $lwt_warmup in each of ${MECH_LWT_PROCS:-1} process(es)"
@@ -489,13 +491,13 @@ PY
     done
     msummary
   fi
-  if msection gemm-gpu dmdar "our gemm ${gemm_size}^3 float, tile $tile, the GPU alone ($gpu_env), median of iterations 1-$((gemm_iter - 1))"; then
+  if msection gemm-gpu dmdar "our gemm ${gemm_size}^3 float, split $gemm_split, tile $tile, the GPU alone ($gpu_env), median of iterations 1-$((gemm_iter - 1))"; then
     for p in ${MECH_GEMM_GPU_POLICIES:-fnn-dtps dmdar dmdas eager}; do mgemm gemm-gpu "$p" "$gpu_env"; done
     msummary
   fi
   # MECH_GEMM_PROCS (1) processes a policy, interleaved: a process's median is close to its
   # iterations, but processes differ (some run a product ~15% slower throughout).
-  if msection gemm-co dmdas "our gemm ${gemm_size}^3 float, tile $tile, CPUs + GPU, median of iterations 1-$((gemm_iter - 1)) (0 calibrates) in each of ${MECH_GEMM_PROCS:-1} process(es)"; then
+  if msection gemm-co dmdas "our gemm ${gemm_size}^3 float, split $gemm_split, tile $tile, CPUs + GPU, median of iterations 1-$((gemm_iter - 1)) (0 calibrates) in each of ${MECH_GEMM_PROCS:-1} process(es)"; then
     for r in $(seq "${MECH_GEMM_PROCS:-1}"); do
       for p in ${MECH_GEMM_POLICIES:-fnn-dtps fnn boyer dtps dmdas dmdar}; do mgemm gemm-co "$p" "$co_env" "$r"; done
     done
@@ -537,5 +539,41 @@ PY
   done
   stamp "mechanism done ($((SECONDS - mech_t0)) s)"
   cat "$mtxt"
+fi
+if has gemm2d; then
+  # Issue 14's acceptance, our gemm and StarPU's sgemm example side by side, split 2d (one task
+  # per C block over the whole k; the example without -3d, our policies through
+  # STARPU_SCHED_LIB), sgemm 16384, tiles of GEMM2D_TILES (1024 2048): the GPU alone (dmdas,
+  # STARPU_NCPU=0: >= 45 TFLOP/s wanted, the median of iterations 1-5 after iteration 0
+  # calibrates) and CPUs + GPU under dmdas, fnn-dtps and dtps (within 2% of dmdas wanted).
+  # One dmdas process per tile first calibrates the 2d blocks' models (not timed). ~2.5 min a
+  # tile. GEMM2D_SIZE (16384) for dry runs elsewhere.
+  export STARPU_CALIBRATE_MINIMUM=${STARPU_CALIBRATE_MINIMUM:-2}
+  g2size=${GEMM2D_SIZE:-16384}
+  for tile in ${GEMM2D_TILES:-1024 2048}; do
+    stamp "gemm2d: calibration, tile $tile"
+    STARPU_SCHED=dmdas timeout -k 5 120 "$bin/gemm" --size "$g2size" --split 2d --tile "$tile" --iter 3 | grep RESULT
+    stamp "gemm2d: sgemm $g2size, split 2d, tile $tile"
+    bash bench/gemm.sh --gemm "$bin/gemm" --example "$bin/sgemm" --lib "$root/.carry/lib/libfnndtps.so" \
+      --split 2d --size "$g2size" --tile "$tile" --iter 6 --csv "$OUT/gemm2d_$tile.csv" \
+      "gpu-only:STARPU_SCHED=dmdas STARPU_NCPU=0" "dmdas:STARPU_SCHED=dmdas" "fnn-dtps:STARPU_SCHED=fnn-dtps" \
+      "dtps:STARPU_SCHED=dtps" 2>&1 | tee "$OUT/gemm2d_$tile.txt"
+  done
+  stamp "gemm2d done"
+fi
+if has seed001; then
+  # Seed 001's three experiments (bench/seed001.sh): OpenBLAS alone on every core, cuBLAS alone
+  # on resident data, and our gemm on mixed blocks (--tiles N/8,N/16,N/32,N/32) under dtps,
+  # fnn-dtps, dmdas and the GPU alone, sizes SEED_SIZES (1024..16384); no run starts past
+  # SEED_BUDGET_S (480) seconds. Writes seed001.csv, seed001.md (the table, with date, machine,
+  # commit and command), seed001.png (where matplotlib is; else run bench/seed001_plot.py on the
+  # CSV elsewhere) and seed001.log.gz.
+  stamp "seed001"
+  seed_cmd="bench/seed001.sh --bin $bin --sizes ${SEED_SIZES:-1024,2048,4096,8192,16384} --budget ${SEED_BUDGET_S:-480} ${SEED_ARGS:-}"
+  rm -rf /tmp/seed001
+  bash $seed_cmd --out /tmp/seed001 || status=1
+  $PYTHON bench/seed001_plot.py /tmp/seed001/seed001.csv --out "$OUT" --command "$seed_cmd (scripts/gpu/run.sh seed001)"
+  cp /tmp/seed001/seed001.csv "$OUT/" && gzip -c /tmp/seed001/seed001.log >"$OUT/seed001.log.gz"
+  stamp "seed001 done"
 fi
 exit $status

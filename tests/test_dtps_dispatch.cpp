@@ -1,0 +1,153 @@
+// DTPS dispatch of a batch as the scheduler sees it (scheduler/dtps_dispatch.hpp; seed 001 §1.2
+// eq. (6), §1.3 case (1)): eq. (5) ordering and eq. (6) verdicts on a hand example, the cut
+// for a share alpha, a seed 001 §2.2.3 batch of mixed GEMM blocks under both orders, and agreement with weights::partition (codelets/), which
+// states the same rule for the codelets' side.
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "codelets/subtask_weights.hpp"
+#include "scheduler/dtps_dispatch.hpp"
+
+namespace {
+
+namespace dd = sched::dtps_dispatch;
+using dd::Item;
+using dd::Side;
+
+// A: much compute, little data; B: much of both; C: little of both; D: much data.
+// P = 211, Q = 32, N = 4: p = 26.375, q = 4.
+const std::vector<Item> kBatch = {{100, 1}, {100, 10}, {1, 1}, {10, 20}};
+
+TEST(DtpsDispatch, Eq5WeightAndEq6Verdicts) {
+  EXPECT_DOUBLE_EQ(dd::weight({140, 8}), 17.5);
+  EXPECT_EQ(dd::weight({1, 0}), std::numeric_limits<double>::infinity());
+  EXPECT_DOUBLE_EQ(dd::weight({0, 0}), 0);
+  EXPECT_DOUBLE_EQ(dd::weight({-3, 2}), 0);
+  const dd::Thresholds th = dd::thresholds(kBatch);
+  EXPECT_DOUBLE_EQ(th.p, 26.375);
+  EXPECT_DOUBLE_EQ(th.q, 4);
+  EXPECT_EQ(dd::eq6(kBatch[0], th), Side::Gpu);
+  EXPECT_EQ(dd::eq6(kBatch[1], th), Side::Cpu);  // communication comes first
+  EXPECT_EQ(dd::eq6(kBatch[2], th), Side::Either);
+  EXPECT_EQ(dd::eq6(kBatch[3], th), Side::Cpu);
+  EXPECT_EQ(dd::eq6({100, 4}, th), Side::Either);  // DA = q exactly
+  EXPECT_DOUBLE_EQ(dd::thresholds({}).p, 0);
+}
+
+TEST(DtpsDispatch, CutInAGivenOrder) {
+  // Work 4, 3, 2, 1 (total 10). alpha 0.3, GPU target 7: 4 (mid 2) in, 3 (mid 5.5) in,
+  // 2 (mid 8) out: the GPU class takes the first 2, the CPU class the last 2.
+  EXPECT_EQ(dd::gpu_front({4, 3, 2, 1}, 0.3), 2u);
+  EXPECT_EQ(dd::gpu_front({4, 3, 2, 1}, 0.0), 4u);
+  EXPECT_EQ(dd::gpu_front({4, 3, 2, 1}, -1), 4u);
+  EXPECT_EQ(dd::gpu_front({4, 3, 2, 1}, 1.0), 0u);
+  EXPECT_EQ(dd::gpu_front({4, 3, 2, 1}, 0.05), 4u);  // target 9.5: the last one's middle at 9.5
+  EXPECT_EQ(dd::gpu_front({4, 3, 2, 1}, 0.06), 3u);
+  EXPECT_EQ(dd::gpu_front({4, 3, 2, 1}, std::numeric_limits<double>::quiet_NaN()), 1u);  // 0.5: target 5
+  EXPECT_EQ(dd::gpu_front({0, 0, 0, 0, 0}, 0.4), 3u);  // no work: by count
+  EXPECT_EQ(dd::gpu_front({}, 0.4), 0u);
+  // Many equal items: the CPU class gets alpha of the work, within half an item.
+  const std::vector<double> equal(1000, 2.0);
+  for (double alpha : {0.013, 0.25, 0.5, 0.9})
+    EXPECT_NEAR(1.0 - double(dd::gpu_front(equal, alpha)) / 1000.0, alpha, 0.0005 + 1e-12) << alpha;
+}
+
+TEST(DtpsDispatch, HandBatch) {
+  // Order: Gpu {A}, Either {C}, Cpu by weight {B (10), D (0.5)}: A, C, B, D. alpha 0.5, GPU
+  // target 105.5: A (50) in, C (100.5) in, B (151) out.
+  const dd::Decision d = dd::decide(kBatch, 0.5);
+  EXPECT_EQ(d.order, (std::vector<std::size_t>{0, 2, 1, 3}));
+  EXPECT_EQ(d.gpu_count, 2u);
+  EXPECT_EQ(d.side, (std::vector<Side>{Side::Gpu, Side::Cpu, Side::Gpu, Side::Cpu}));
+  EXPECT_DOUBLE_EQ(d.gpu_work, 101);
+  EXPECT_DOUBLE_EQ(d.cpu_work, 110);
+  EXPECT_EQ(dd::decide(kBatch, 0.2).gpu_count, 3u);
+  EXPECT_EQ(dd::decide(kBatch, 1).gpu_count, 0u);
+  EXPECT_TRUE(dd::decide({}, 0.3).order.empty());
+}
+
+// Seed 001 §2.2.3: C blocks of widths 2048, 1024, 512 in turn (2d: each over the whole k =
+// 16384, float), so IA = 2 a b k and DA = (a k + k b + a b) 4 bytes differ by block, and the
+// eq. (5) weight grows with the block.
+std::vector<Item> mixed_blocks() {
+  const double k = 16384;
+  const std::vector<double> widths = {2048, 1024, 512, 2048, 1024, 512};
+  std::vector<Item> batch;
+  for (double a : widths)
+    for (double b : widths) batch.push_back({2 * a * b * k, (a * k + k * b + a * b) * 4});
+  return batch;
+}
+constexpr double kSmall = 2.0 * 512 * 512 * 16384;  // IA of a 512 x 512 block
+
+// Ordered by weight alone, the CPU class's share is the smallest blocks.
+TEST(DtpsDispatch, MixedBlocksByWeightSmallestToTheCpu) {
+  const std::vector<Item> batch = mixed_blocks();
+  EXPECT_LT(dd::weight(batch[2 * 6 + 2]), dd::weight(batch[1 * 6 + 2]));  // 512^2 < 1024 x 512
+  EXPECT_LT(dd::weight(batch[1 * 6 + 2]), dd::weight(batch[0]));          // ... < 2048^2
+  const dd::Decision d = dd::decide(batch, 0.015, dd::Order::Weight);  // 3 of the 4 512^2 blocks
+  const double total = d.cpu_work + d.gpu_work;
+  ASSERT_GT(d.cpu_work, 0);
+  EXPECT_NEAR(d.cpu_work / total, 0.015, 0.5 * kSmall / total);
+  double cpu_max = 0, gpu_min = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    if (d.side[i] == Side::Cpu) {
+      cpu_max = std::max(cpu_max, dd::weight(batch[i]));
+      EXPECT_DOUBLE_EQ(batch[i].work, kSmall) << i;
+    } else {
+      gpu_min = std::min(gpu_min, dd::weight(batch[i]));
+    }
+  }
+  EXPECT_LE(cpu_max, gpu_min);
+}
+
+// Seed 001 as written (eq. (6) first): the largest blocks are heavy in IA and in DA, a conflict
+// that eq. (6) sends to the CPU, so the CPU class's share comes from them (the lowest weights
+// among them), not from the smallest blocks.
+TEST(DtpsDispatch, MixedBlocksByEq6LargeBlocksAreCpuBound) {
+  const std::vector<Item> batch = mixed_blocks();
+  const dd::Thresholds th = dd::thresholds(batch);
+  EXPECT_EQ(dd::eq6(batch[0], th), Side::Cpu);          // 2048 x 2048: IA > p and DA > q
+  EXPECT_EQ(dd::eq6(batch[2 * 6 + 2], th), Side::Either);  // 512 x 512: little of both
+  const dd::Decision d = dd::decide(batch, 0.05, dd::Order::Eq6);
+  ASSERT_GT(d.cpu_work, 0);
+  double cpu_max = 0, other_cpu_bound_min = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    if (d.side[i] == Side::Cpu) {
+      EXPECT_EQ(dd::eq6(batch[i], th), Side::Cpu) << i;
+      EXPECT_GT(batch[i].work, kSmall) << i;
+      cpu_max = std::max(cpu_max, dd::weight(batch[i]));
+    } else if (dd::eq6(batch[i], th) == Side::Cpu) {
+      other_cpu_bound_min = std::min(other_cpu_bound_min, dd::weight(batch[i]));
+    }
+  }
+  EXPECT_LE(cpu_max, other_cpu_bound_min);
+}
+
+// The scheduler's rule and the codelets' (weights::partition) are the same on any batch.
+TEST(DtpsDispatch, AgreesWithTheCodeletsPartition) {
+  std::mt19937 gen(7);
+  std::lognormal_distribution<double> size(0, 2);
+  for (int round = 0; round < 200; ++round) {
+    const std::size_t n = std::size_t(1 + round % 37);
+    std::vector<Item> batch;
+    std::vector<weights::SubTaskWeight> subs;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double ia = round % 11 == 0 ? 0 : size(gen), da = i % 5 == 0 ? size(gen) : size(gen) * 3;
+      batch.push_back({ia, da});
+      subs.push_back({ia, da});
+    }
+    const double alpha = double(round % 10) / 9.0;
+    const dd::Decision d = dd::decide(batch, alpha);
+    const weights::Partition p = weights::partition(subs, alpha);
+    ASSERT_EQ(d.order, p.order) << round;
+    ASSERT_EQ(d.gpu_count, p.gpu_count) << round;
+    for (std::size_t i = 0; i < n; ++i)
+      ASSERT_EQ(d.side[i] == Side::Gpu, p.assignment[i] == weights::Class::Gpu) << round << " " << i;
+  }
+}
+
+}  // namespace
