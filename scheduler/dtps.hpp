@@ -1,8 +1,10 @@
 // DTPS: dynamic task partitioning and scheduling between the CPU class and the GPU class of
 // workers (seed 001, 001_db3574ac63890b2d.txt, sections 1.3-1.4). Pure logic, no StarPU: the
 // policies feed it each class's execution time per batch and read back the CPU-class share alpha.
-// The sub-task weights and dispatch of §1.1-1.2 (eqs. (3)-(6)) describe a program's tasks, not
-// the scheduler, and are in codelets/subtask_weights.hpp.
+// The sub-task weights of §1.1 (eqs. (3)-(5)) describe a program's tasks and are in
+// codelets/subtask_weights.hpp; what a policy reads of them (task->flops, buffer bytes) and
+// the dispatch of §1.2-1.3 case (1) (a batch of different weights cut at alpha, the light end
+// to the CPU class) are in dtps_dispatch.hpp.
 //
 // Seed 001's equations (1)-(8) are images missing from the text we have. Where this file needs
 // one it states the definition it chose, marked "chosen", next to the code (DESIGN section 6):

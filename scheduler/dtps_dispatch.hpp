@@ -142,4 +142,38 @@ inline Decision decide(const std::vector<Item>& batch, double alpha, Order order
   return d;
 }
 
+// The scheduler's form of decide(Order::Weight): it sees a batch's tasks one at a time, so it
+// keeps the batch's work per weight bin (kBinsPerOctave a factor of 2 in w) and cuts the next
+// batch where the previous one's bins put the CPU-class share alpha (the light end to the
+// CPU). Order::Weight rather than Eq6: on a node whose GPU is tens of times its CPUs, eq. (6)'s
+// conflict rule would give the CPUs the largest blocks, each of which outlasts the GPU's share.
+constexpr int kBinsPerOctave = 4, kLowestOctave = -8, kBins = 128;  // w in [2^-8, 2^24)
+inline int weight_bin(double w) {
+  if (!(w > 0)) return 0;
+  const double b = std::floor(kBinsPerOctave * (std::log2(w) - kLowestOctave));
+  return int(std::clamp(b, 0.0, double(kBins - 1)));
+}
+
+// Bins above `bin` go to the GPU class, below it to the CPU class; `gpu_fraction` of the work
+// of `bin` itself to the GPU class. bin < 0: no cut (one weight bin only, an empty batch, or a
+// share that gives one class everything, which the class speeds already do).
+struct Cut {
+  int bin = -1;
+  double gpu_fraction = 0;
+};
+inline Cut weight_cut(const double* work_by_bin, int bins, double alpha) {
+  double total = 0;
+  int used = 0;
+  for (int b = 0; b < bins; ++b) total += clean(work_by_bin[b]), used += work_by_bin[b] > 0;
+  if (used < 2 || std::isnan(alpha) || alpha <= 0 || alpha >= 1) return {};
+  const double target = (1 - alpha) * total;  // the GPU class's work, from the heavy end
+  double acc = 0;
+  for (int b = bins - 1; b >= 0; --b) {
+    const double w = clean(work_by_bin[b]);
+    if (w > 0 && acc + w >= target) return {b, (target - acc) / w};
+    acc += w;
+  }
+  return {};
+}
+
 }  // namespace sched::dtps_dispatch

@@ -51,6 +51,7 @@
 #include "scheduler/config.hpp"
 #include "scheduler/cost.hpp"
 #include "scheduler/dtps.hpp"
+#include "scheduler/dtps_dispatch.hpp"
 #include "scheduler/emulation.hpp"
 #include "scheduler/plugin.hpp"
 #include "scheduler/probe.hpp"
@@ -90,6 +91,14 @@ class QueueLock {
 
 void add(std::atomic<double>& a, double x) { a.store(a.load(std::memory_order_relaxed) + x, std::memory_order_relaxed); }
 double get(const std::atomic<double>& a) { return a.load(std::memory_order_relaxed); }
+// add() for counters several threads write: returns the new value.
+double add_shared(std::atomic<double>& a, double x) {
+  double v = a.load(std::memory_order_relaxed);
+  while (!a.compare_exchange_weak(v, v + x, std::memory_order_relaxed)) {
+  }
+  return v + x;
+}
+namespace dd = dtps_dispatch;
 
 // Where a worker stands with a codelet. A GPU's first run is often cold (CUDA loads a kernel's
 // module at its first launch, tens of ms: a GPU would look slower than a core), so a CUDA
@@ -146,6 +155,13 @@ struct CodeletState {
   std::atomic<bool> all_timed{false};    // no member left untimed (a hint: re-checked when false)
   std::atomic<double> speeds_us{-1e300};
   std::atomic<double> alpha{-1};         // DTPS's CPU-class share, < 0 until learned
+  // DTPS's dispatch of tasks of different eq. (5) weights (dtps_dispatch.hpp): this batch's
+  // pushed work per weight bin; the cut the previous batch's bins and alpha set (-1: none);
+  // the work of the cut's own bin pushed in this batch, and the part sent to the GPU class.
+  std::array<std::atomic<double>, dd::kBins> weight_work{};
+  std::atomic<int> cut_bin{-1};
+  std::atomic<double> cut_gpu_fraction{0};
+  std::atomic<double> tie_all{0}, tie_gpu{0};
   Mutex mutex;                           // the rest
   std::vector<double> cp_measured;       // per worker: CP averaged as `measured` is (cost.hpp)
   std::vector<long> runs_seen;           // `runs` at the last refresh
@@ -472,6 +488,49 @@ double task_work(starpu_task* task) {
   return b > 0 ? b : 1;
 }
 
+// Seed 001 eqs. (4)-(5): w = IA / DA, IA the task's flops, DA its buffers' bytes, read ones in
+// and written ones out (codelets/subtask_weights.hpp says what our codelets expose).
+double task_weight(starpu_task* task) {
+  double da = 0;
+  const unsigned n = STARPU_TASK_GET_NBUFFERS(task);
+  for (unsigned i = 0; i < n; ++i) {
+    const int mode = STARPU_TASK_GET_MODE(task, i);
+    if (mode & (STARPU_SCRATCH | STARPU_REDUX)) continue;
+    const double size = double(starpu_data_get_size(STARPU_TASK_GET_HANDLE(task, i)));
+    da += ((mode & STARPU_R) ? size : 0) + ((mode & STARPU_W) ? size : 0);
+  }
+  return dd::weight({task->flops, da});
+}
+
+// Seed 001 §1.3 case (1) for a batch of tasks of different weights: the class DTPS's cut gives
+// the task (1 GPU, 0 CPU, -1 either: no cut, as for a batch of one weight). Tasks of the cut's
+// own bin go to the GPU class while its part of that bin's work is below the cut's fraction.
+int dispatch_class(CodeletState& c, starpu_task* task, double work) {
+  const int bin = dd::weight_bin(task_weight(task));
+  add_shared(c.weight_work[std::size_t(bin)], work);
+  const int cut = c.cut_bin.load(std::memory_order_relaxed);
+  if (cut < 0) return -1;
+  if (bin != cut) return bin > cut ? 1 : 0;
+  const double all = add_shared(c.tie_all, work);
+  if (get(c.tie_gpu) < get(c.cut_gpu_fraction) * all) {
+    add_shared(c.tie_gpu, work);
+    return 1;
+  }
+  return 0;
+}
+
+// At a batch end: the next batch's cut from this batch's bins and the codelet's alpha. None
+// where DTPS does not split the codelet or sends it to one class alone (its speeds do that).
+void set_cut(const Policy& p, CodeletState& c) {
+  std::array<double, dd::kBins> bins;
+  for (std::size_t b = 0; b < bins.size(); ++b) bins[b] = c.weight_work[b].exchange(0, std::memory_order_relaxed);
+  const double alpha = get(c.alpha), lo = p.dtps.config().min_share;
+  const dd::Cut cut = alpha > lo && alpha < 1 - lo ? dd::weight_cut(bins.data(), dd::kBins, alpha) : dd::Cut{};
+  c.cut_gpu_fraction = cut.gpu_fraction;
+  c.tie_all = 0, c.tie_gpu = 0;
+  c.cut_bin = cut.bin;
+}
+
 // How many of the task's inputs are not valid on `node` yet (dmdar's readiness).
 double missing_on(starpu_task* task, unsigned node) {
   double missing = 0;
@@ -637,6 +696,7 @@ void end_batch(Policy& p, bool force, double job_end = NAN) {
   if (p.cfg.verbose) print_batch(p);
   p.codelets.each([&](CodeletState& c) {
     std::lock_guard<Mutex> cg(c.mutex);
+    if (uses_dtps(p)) set_cut(p, c);
     train(p, c);
     for (std::size_t w = 0; w < p.workers.size(); ++w) c.done[w].batch_work = 0;
   });
@@ -1023,35 +1083,40 @@ int push(starpu_task* task) {
       }
     }
     const int self = starpu_worker_get_id();  // -1: the application's thread
-    workers->init_iterator_for_parallel_tasks(workers, &it, task);
-    while (workers->has_next(workers, &it)) {
-      const int w = int(workers->get_next(workers, &it));
-      WorkerSlot& s = p->workers[std::size_t(w)];
-      // Its context, task->where, task->workerids and the codelet's can_execute.
-      if (!s.member || !can_run(*p, c, task, w)) continue;
-      // A worker whose speed for the codelet is not trusted yet runs a probe, to be measured
-      // (seed 000 §3.2: each worker times a first unit; dmda calibrates the same way), one
-      // probe queued at a time. `even` needs no measurement.
-      if (int t = c.timed[w].load(std::memory_order_relaxed); p->source != SpeedSource::Even && t != kTimed) {
-        untimed = true;
-        if (probe < 0 && (t == kUntimed || t == kWarming) && c.timed[w].compare_exchange_strong(t, kProbing))
-          probe = w;
+    // DTPS's class for a task of a batch of different weights; the other class only where
+    // none of that one can run it.
+    const int only = uses_dtps(*p) && task->flops > 0 ? dispatch_class(c, task, work) : -1;
+    for (int pass = only < 0; pass < 2 && best < 0 && probe < 0; ++pass) {
+      workers->init_iterator_for_parallel_tasks(workers, &it, task);
+      while (workers->has_next(workers, &it)) {
+        const int w = int(workers->get_next(workers, &it));
+        WorkerSlot& s = p->workers[std::size_t(w)];
+        // Its context, task->where, task->workerids and the codelet's can_execute.
+        if (!s.member || !can_run(*p, c, task, w) || (pass == 0 && int(s.gpu) != only)) continue;
+        // A worker whose speed for the codelet is not trusted yet runs a probe, to be measured
+        // (seed 000 §3.2: each worker times a first unit; dmda calibrates the same way), one
+        // probe queued at a time. `even` needs no measurement.
+        if (int t = c.timed[w].load(std::memory_order_relaxed); p->source != SpeedSource::Even && t != kTimed) {
+          untimed = true;
+          if (probe < 0 && (t == kUntimed || t == kWarming) && c.timed[w].compare_exchange_strong(t, kProbing))
+            probe = w;
+        }
+        double& tr = transfer[s.node];
+        if (tr < 0) tr = data ? std::max(0.0, starpu_task_expected_data_transfer_time_for(task, unsigned(w))) : 0.0;
+        const double run = work / c.speed[w].load(std::memory_order_relaxed);
+        const double queue_end = std::max(now, get(s.pipe_end)) + queue_wait(s, task->priority);
+        // GPUs that compete for a task: its transfer is charged once, as a cost beyond the GPU
+        // that holds most of its data (dmda's fitness), not also as a wait before it runs:
+        // counted twice, a unit's tasks never left the GPUs that ran its first ones (simulated
+        // h200x4, LWT 16384^2: 2 of 4 GPUs did 90% of the work, 28.2 ms; charged once, 14.4).
+        const bool compete = gpus_compete && s.cuda;
+        const double finish = compete ? std::max(queue_end, now) + run : expected_finish(now, queue_end, tr, run);
+        const double end = finish + (compete ? tr - least_gpu_transfer : 0);
+        // Ties (within kTieUs) go to the worker pushing the task (it ended the task before:
+        // no wake, its caches hold the data), else to the first; as ws pushes to its caller.
+        const bool tie = best >= 0 && std::fabs(end - best_end) <= kTieUs;
+        if (best < 0 || (tie ? w == self : end < best_end)) best = w, best_end = end, best_predicted = finish - queue_end;
       }
-      double& tr = transfer[s.node];
-      if (tr < 0) tr = data ? std::max(0.0, starpu_task_expected_data_transfer_time_for(task, unsigned(w))) : 0.0;
-      const double run = work / c.speed[w].load(std::memory_order_relaxed);
-      const double queue_end = std::max(now, get(s.pipe_end)) + queue_wait(s, task->priority);
-      // GPUs that compete for a task: its transfer is charged once, as a cost beyond the GPU
-      // that holds most of its data (dmda's fitness), not also as a wait before it runs:
-      // counted twice, a unit's tasks never left the GPUs that ran its first ones (simulated
-      // h200x4, LWT 16384^2: 2 of 4 GPUs did 90% of the work, 28.2 ms; charged once, 14.4).
-      const bool compete = gpus_compete && s.cuda;
-      const double finish = compete ? std::max(queue_end, now) + run : expected_finish(now, queue_end, tr, run);
-      const double end = finish + (compete ? tr - least_gpu_transfer : 0);
-      // Ties (within kTieUs) go to the worker pushing the task (it ended the task before:
-      // no wake, its caches hold the data), else to the first; as ws pushes to its caller.
-      const bool tie = best >= 0 && std::fabs(end - best_end) <= kTieUs;
-      if (best < 0 || (tie ? w == self : end < best_end)) best = w, best_end = end, best_predicted = finish - queue_end;
     }
     if (probe >= 0) {
       WorkerSlot& s = p->workers[std::size_t(probe)];

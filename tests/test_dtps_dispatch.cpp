@@ -150,4 +150,40 @@ TEST(DtpsDispatch, AgreesWithTheCodeletsPartition) {
   }
 }
 
+// The scheduler's streaming cut: bins of the previous batch's work by weight, the heavy end to
+// the GPU class. Where every task of a batch fell into its bin by the cut, the classes' work
+// is decide(Order::Weight)'s: within a part of a bin of each share.
+TEST(DtpsDispatch, StreamingCutMatchesTheWeightOrder) {
+  const std::vector<Item> batch = mixed_blocks();
+  std::vector<double> bins(dd::kBins, 0.0);
+  double total = 0;
+  for (const Item& t : batch) bins[std::size_t(dd::weight_bin(dd::weight(t)))] += t.work, total += t.work;
+  for (double alpha : {0.015, 0.1, 0.3, 0.6}) {
+    SCOPED_TRACE(alpha);
+    const dd::Cut cut = dd::weight_cut(bins.data(), dd::kBins, alpha);
+    ASSERT_GE(cut.bin, 0);
+    ASSERT_GE(cut.gpu_fraction, 0.0);
+    ASSERT_LE(cut.gpu_fraction, 1.0);
+    double gpu = 0;
+    for (int b = cut.bin + 1; b < dd::kBins; ++b) gpu += bins[std::size_t(b)];
+    gpu += cut.gpu_fraction * bins[std::size_t(cut.bin)];
+    EXPECT_NEAR(gpu / total, 1 - alpha, 1e-12);  // the cut's own share, exact
+    const dd::Decision d = dd::decide(batch, alpha, dd::Order::Weight);
+    EXPECT_NEAR(gpu, d.gpu_work, 2.0 * 2048 * 2048 * 16384) << "within one block of the batch-wide decision";
+  }
+}
+
+TEST(DtpsDispatch, StreamingCutLeavesUniformAndOneClassBatchesAlone) {
+  std::vector<double> bins(dd::kBins, 0.0);
+  bins[40] = 100;
+  EXPECT_LT(dd::weight_cut(bins.data(), dd::kBins, 0.3).bin, 0) << "one weight: as today";
+  bins[60] = 100;
+  EXPECT_EQ(dd::weight_cut(bins.data(), dd::kBins, 0.5).bin, 60);
+  EXPECT_LT(dd::weight_cut(bins.data(), dd::kBins, 0.0).bin, 0) << "the GPU class alone";
+  EXPECT_LT(dd::weight_cut(bins.data(), dd::kBins, 1.0).bin, 0) << "the CPU class alone";
+  EXPECT_EQ(dd::weight_bin(0.0), 0);
+  EXPECT_EQ(dd::weight_bin(std::numeric_limits<double>::infinity()), dd::kBins - 1);
+  EXPECT_EQ(dd::weight_bin(2.0) - dd::weight_bin(1.0), dd::kBinsPerOctave);
+}
+
 }  // namespace

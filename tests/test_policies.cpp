@@ -339,6 +339,67 @@ TEST(SeveralGpus, CpuCoresSlowerThanTheBatchGetNoUnits) {
   }
 }
 
+// Seed 001 §1.3 case (1) on a batch of tasks of two eq. (5) weights: odd units are heavy (twice
+// the flops and the time of a light one, on the same 256-byte handle: twice the weight). Workers
+// 2 and 3 are the GPU class, the CPU class 4x slower, so DTPS gives the CPU class about 0.2 of
+// the work, which the light units alone hold (a third of it): once the first batch has set the
+// cut, the CPU class runs light units only, and the GPU class the heavy ones. Without the cut
+// (placement by speeds alone) the first batch's CPU class ran heavy units too (~25 of ~42).
+void weighted_work(void** /*buffers*/, void* arg) {
+  const int i = int(reinterpret_cast<intptr_t>(arg));
+  ran_on[std::size_t(i)] = starpu_worker_get_id();
+  std::this_thread::sleep_for(std::chrono::duration<double>(kBase * (i % 2 ? 2 : 1)));
+}
+
+TEST(DtpsDispatch, TheCpuClassTakesTheLightEndOfABatchOfTwoWeights) {
+  for (const char* policy : {"dtps", "fnn-dtps"}) {
+    SCOPED_TRACE(policy);
+    setenv("FNNDTPS_EMULATED_GPUS", "2,3", 1);
+    setenv("FNNDTPS_SLOWDOWN", "0:4,1:4", 1);
+    setenv("FNNDTPS_SAVE", "0", 1);
+    emu::reload();
+    ASSERT_EQ(init_starpu(policy, 4), 0);
+    starpu_codelet cl = make_codelet();
+    cl.cpu_funcs[0] = weighted_work;
+    cl.name = "weighted_unit";
+    std::vector<float> data(std::size_t(kUnits) * 64);
+    std::vector<starpu_data_handle_t> handles(kUnits);
+    for (int i = 0; i < kUnits; ++i)
+      starpu_vector_data_register(&handles[std::size_t(i)], STARPU_MAIN_RAM,
+                                  reinterpret_cast<uintptr_t>(&data[std::size_t(i) * 64]), 64, sizeof(float));
+    for (int b = 0; b < 4; ++b) {
+      std::fill(ran_on.begin(), ran_on.end(), -1);
+      for (int i = 0; i < kUnits; ++i)
+        EXPECT_EQ(starpu_task_insert(&cl, STARPU_RW, handles[std::size_t(i)], STARPU_FLOPS, (i % 2 ? 2e6 : 1e6),
+                                     STARPU_CL_ARGS_NFREE, reinterpret_cast<void*>(intptr_t(i)), 0, 0),
+                  0);
+      starpu_task_wait_for_all();
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));  // a batch end
+      int light_cpu = 0, heavy_cpu = 0, heavy_gpu = 0;
+      for (int i = 0; i < kUnits; ++i) {
+        const bool cpu = ran_on[std::size_t(i)] < 2, heavy = i % 2;
+        light_cpu += cpu && !heavy, heavy_cpu += cpu && heavy, heavy_gpu += !cpu && heavy;
+      }
+      std::printf("%s, batch %d: light units on the CPU class %d, heavy %d; heavy on the GPU class %d\n", policy,
+                  b + 1, light_cpu, heavy_cpu, heavy_gpu);
+      // Batch 3 is the makespan guard's probe of the GPU class alone (MakespanGuard below);
+      // co-running was faster, so batch 4 co-runs again.
+      if (b >= 1) {
+        EXPECT_EQ(heavy_cpu, 0) << "batch " << b + 1;
+      }
+      if (b == 1 || b == 3) {
+        EXPECT_GT(light_cpu, 40) << "batch " << b + 1 << ": ~0.2 of the work on the CPU class";
+      }
+    }
+    for (auto h : handles) starpu_data_unregister(h);
+    starpu_shutdown();
+    unsetenv("FNNDTPS_EMULATED_GPUS");
+    unsetenv("FNNDTPS_SLOWDOWN");
+    unsetenv("FNNDTPS_SAVE");
+    emu::reload();
+  }
+}
+
 // The makespan guard (DESIGN §6) on an emulated memory-bound node: workers 2 and 3 are the GPU
 // class, the CPU class is 4x slower, and while both classes run every task takes 3x as long
 // (FNNDTPS_CORUN_SLOWDOWN: the contention for host memory). Co-running at the balanced split
