@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# One-time set-up on Debian 12 as root: Debian packages, then StarPU 1.4 built twice from
+# One-time set-up on Debian 12 as root: Debian packages, then StarPU 1.4 built three times from
 # Debian's source package into a cache outside the repository: natively (with CUDA where nvcc
-# exists) and for simulation (--enable-simgrid against Debian's SimGrid, DESIGN §8).
-# Re-running reuses the cached builds. Prints the native prefix on its last line; the
-# simulation prefix is in $CACHE_ROOT/current-simgrid.
+# exists), for simulation (--enable-simgrid against Debian's SimGrid, DESIGN §8) and with
+# StarPU-MPI on CPUs (Debian's OpenMPI, DESIGN §11). Re-running reuses the cached builds.
+# Prints the native prefix on its last line; the others are in $CACHE_ROOT/current-simgrid and
+# $CACHE_ROOT/current-mpi.
 set -euo pipefail
 
 CACHE_ROOT=${FNNDTPS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fnndtps}
@@ -14,7 +15,8 @@ die() { echo "setup: $*" >&2; exit 1; }
 
 need_pkgs=(build-essential cmake pkg-config ccache libhwloc-dev libopenblas-dev libgtest-dev
            libnuma-dev libltdl-dev python3 python3-numpy python3-pywt python3-matplotlib python3-pil
-           dpkg-dev ca-certificates libsimgrid-dev libzip-dev libtinyxml2-dev libpng-dev libssl-dev)
+           dpkg-dev ca-certificates libsimgrid-dev libzip-dev libtinyxml2-dev libpng-dev libssl-dev
+           libopenmpi-dev openmpi-bin)
 
 install_packages() {
   local missing=()
@@ -47,18 +49,21 @@ SRC
 
 have_cuda() { [[ -x $CUDA_DIR/bin/nvcc ]]; }
 
-# starpu_flags native|simgrid: the same build but for CUDA and SimGrid (maxcpus and maxcudadev
-# too: simulated platforms have up to 8 GPUs and 128 cores).
+# starpu_flags native|simgrid|mpi: the same build but for CUDA, SimGrid and MPI (maxcpus and
+# maxcudadev too: simulated platforms have up to 8 GPUs and 128 cores). The MPI build is for
+# CPU workers only: the GPU machine has no MPI, and its ranks run on one host here.
 starpu_flags() {
   local f=(--enable-maxcudadev=8 --enable-maxcpus=128 --disable-opencl --disable-fortran --disable-socl --disable-starpupy
            --disable-build-doc --disable-openmp --disable-starpurm --disable-hdf5 --disable-starpufft
-           --disable-build-examples --disable-build-tests --disable-mpi)
+           --disable-build-examples --disable-build-tests)
+  if [[ $1 == mpi ]]; then echo "${f[@]} --enable-mpi --disable-mpi-minimal-tests --disable-cuda"; return; fi
+  f+=(--disable-mpi)
   if [[ $1 == simgrid ]]; then f+=(--disable-cuda --enable-simgrid)
   elif have_cuda; then f+=(--enable-cuda "--with-cuda-dir=$CUDA_DIR"); else f+=(--disable-cuda); fi
   echo "${f[@]}"
 }
 
-build_starpu() {  # build_starpu native|simgrid
+build_starpu() {  # build_starpu native|simgrid|mpi
   local variant=$1 version flags key prefix src work
   add_unstable_sources
   version=$(apt-cache showsrc starpu 2>/dev/null | awk '/^Version:/{print $2}' | sort -V | tail -1)
@@ -106,6 +111,9 @@ mkdir -p "$CACHE_ROOT"
 sim=$(build_starpu simgrid)
 [[ -f $sim/.complete ]] || die "StarPU (simgrid) set-up did not complete"
 echo "$sim" >"$CACHE_ROOT/current-simgrid"
+mpi=$(build_starpu mpi)
+[[ -f $mpi/.complete ]] || die "StarPU (mpi) set-up did not complete"
+echo "$mpi" >"$CACHE_ROOT/current-mpi"
 prefix=$(build_starpu native)
 [[ -f $prefix/.complete ]] || die "StarPU set-up did not complete"
 echo "$prefix" >"$CACHE_ROOT/current"

@@ -17,6 +17,12 @@ export STARPU_HOME=${STARPU_HOME:-$root/.starpu-home}  # bus calibration and per
 # The machine's name in the models' file names (bench/platforms/h200, DESIGN §8).
 export STARPU_HOSTNAME=${STARPU_HOSTNAME:-h200}
 bin=$root/.carry/bin
+# A part cut short by an outer timeout leaves its programs running (each runs under a timeout of
+# its own, in a process group of its own), and they would load the next part's measurements:
+# whatever way this script ends, none of the carried programs outlives it.
+reap() { pkill -9 -f "$bin/" 2>/dev/null; true; }
+trap reap EXIT
+trap 'exit 143' TERM INT
 export FNN_TOOL=$bin/fnn-tool
 # Tests that name built files by their build path (fake NVML, fnn-tool) find them there.
 if built=$(cat "$root/.carry/build_dir" 2>/dev/null) && [[ ! -e $built ]]; then
