@@ -33,7 +33,7 @@ int env_int(const char* name, int fallback) {
 
 }  // namespace
 
-StarpuSession::StarpuSession(const char* default_policy) {
+StarpuSession::StarpuSession(const char* default_policy, Init init, Shutdown shutdown) : shutdown_(shutdown) {
   try {  // a bad FNNDTPS_SIM_ setting: one line before StarPU starts
     if (codelets::simulation_perturbed() && !kSimulated)
       std::fprintf(stderr, "note: FNNDTPS_SIM_NOISE/FNNDTPS_SIM_SLOWDOWN act in the simulation build only; ignored here\n");
@@ -62,20 +62,20 @@ StarpuSession::StarpuSession(const char* default_policy) {
     conf.sched_policy_name = nullptr;
   }
   if (!ours.empty()) unsetenv("STARPU_SCHED");
-  const int rc = starpu_init(&conf);
+  const int rc = init(&conf);
   if (!ours.empty()) setenv("STARPU_SCHED", ours.c_str(), 1);
   if (rc == -ENODEV) throw std::runtime_error("StarPU found no worker to run on (check STARPU_NCPU and STARPU_NCUDA)");
   if (rc != 0) throw std::runtime_error("starpu_init failed (" + std::to_string(rc) + ")");
   if (want_cuda > 0 && cuda_workers() < unsigned(want_cuda)) {
     const unsigned have = cuda_workers();
-    starpu_shutdown();
+    shutdown_();
     throw UsageError("STARPU_NCUDA=" + std::to_string(want_cuda) + " asked for CUDA workers but " +
                      std::to_string(have) + " are available (no GPU, or a StarPU built without CUDA); " +
                      "unset STARPU_NCUDA or set it to 0");
   }
 }
 
-StarpuSession::~StarpuSession() { starpu_shutdown(); }
+StarpuSession::~StarpuSession() { shutdown_(); }
 
 std::string StarpuSession::policy() const {
   starpu_sched_policy* p = starpu_sched_get_sched_policy();

@@ -3,7 +3,7 @@
 // clear line instead of StarPU's fallback.
 #pragma once
 
-#include <starpu_config.h>
+#include <starpu.h>
 
 #include <stdexcept>
 #include <string>
@@ -27,8 +27,11 @@ struct UsageError : std::runtime_error {
 class StarpuSession {
  public:
   // `default_policy`: one of ours, used where STARPU_SCHED names none (null: StarPU's default).
+  // `init` and `shutdown` start and stop StarPU (StarPU-MPI's apps pass theirs).
   // Throws UsageError (bad settings) or std::runtime_error (init failed).
-  explicit StarpuSession(const char* default_policy = nullptr);
+  using Init = int (*)(starpu_conf*);
+  using Shutdown = void (*)();
+  explicit StarpuSession(const char* default_policy = nullptr, Init init = starpu_init, Shutdown shutdown = starpu_shutdown);
   ~StarpuSession();
   StarpuSession(const StarpuSession&) = delete;
   StarpuSession& operator=(const StarpuSession&) = delete;
@@ -39,6 +42,9 @@ class StarpuSession {
   void end_job() const;
   unsigned cpu_workers() const;
   unsigned cuda_workers() const;
+
+ private:
+  Shutdown shutdown_;
 };
 
 }  // namespace apps

@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
 # Configures and builds the project into build/ (BUILD_DIR overrides) against the StarPU
 # that scripts/setup.sh installed. CUDA parts are built where nvcc exists. With
-# FNNDTPS_SIMULATION=1: against the SimGrid build of StarPU, into build-sim/ (DESIGN §8).
+# FNNDTPS_SIMULATION=1: against the SimGrid build of StarPU, into build-sim/ (DESIGN §8); with
+# FNNDTPS_MPI=1: against its MPI build, into build-mpi/ (DESIGN §11).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+cache=${FNNDTPS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fnndtps}
 if [[ ${FNNDTPS_SIMULATION:-0} == 1 ]]; then
-  export STARPU_PREFIX=${STARPU_SIMGRID_PREFIX:-$(cat "${FNNDTPS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fnndtps}/current-simgrid" 2>/dev/null)}
+  export STARPU_PREFIX=${STARPU_SIMGRID_PREFIX:-$(cat "$cache/current-simgrid" 2>/dev/null)}
   [[ -d ${STARPU_PREFIX:-/nonexistent}/lib ]] || { echo "build: StarPU's SimGrid build is not set up; run scripts/setup.sh" >&2; exit 1; }
   default_build=$root/build-sim
+elif [[ ${FNNDTPS_MPI:-0} == 1 ]]; then
+  export STARPU_PREFIX=${STARPU_MPI_PREFIX:-$(cat "$cache/current-mpi" 2>/dev/null)}
+  [[ -d ${STARPU_PREFIX:-/nonexistent}/lib ]] || { echo "build: StarPU's MPI build is not set up; run scripts/setup.sh" >&2; exit 1; }
+  default_build=$root/build-mpi
 else
   default_build=$root/build
 fi

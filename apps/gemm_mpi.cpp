@@ -1,0 +1,302 @@
+// gemm-mpi: the tiled product C = A B across the ranks of an MPI job, with StarPU-MPI
+// (DESIGN §11; seed 001 is a strategy for heterogeneous clusters).
+//   mpirun -np R gemm-mpi [--precision s|d] [--size N | --m M --n N --k K] [--tile B] [--iter I] [--check]
+// One task per C block over the whole k (gemm's --split 2d). C's blocks are spread 2D
+// block-cyclically over a pr x pc grid of the ranks (pr the largest divisor of R up to its
+// square root); block row A_i lives on the first rank of grid row i mod pr, block column B_j on
+// the first rank of grid column j mod pc. StarPU-MPI runs each task on the rank owning its C
+// block and sends it the A and B blocks it lacks; each rank's workers are scheduled by the
+// policy STARPU_SCHED names (ours by default). Every rank generates the blocks it owns from
+// their global indices, so no rank holds the whole input; --check gathers C on rank 0 and
+// compares it with a plain reference product of the same A and B there.
+#include <cblas.h>
+#include <mpi.h>
+#include <starpu.h>
+#include <starpu_mpi.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "apps/starpu_session.hpp"
+#include "codelets/gemm.hpp"
+
+namespace {
+
+using apps::UsageError;
+
+const char* const kUsage =
+    "usage: mpirun -np R gemm-mpi [--precision s|d] [--size N | --m M --n N --k K] [--tile B] [--iter I] [--check]\n"
+    "  C (m x n) = A (m x k) B (k x n) over R ranks, one task per B x B block of C over the whole k.\n"
+    "  Defaults: s, 2048, tile 256, 3 iterations. C's blocks are spread 2D block-cyclically over the\n"
+    "  ranks; each rank generates the A, B and C blocks it owns. --check gathers C on rank 0 and compares\n"
+    "  it with a plain reference product there: max|C - C_ref| / max|C_ref|, tolerance 1e-5 (s) or\n"
+    "  1e-12 (d); exit status 1 beyond it. Each rank's workers and policy come from StarPU's environment.\n";
+
+struct Options {
+  bool single = true;
+  int m = 2048, n = 2048, k = 2048, tile = 256, iter = 3;
+  bool check = false;
+};
+
+int positive(const std::string& flag, const std::string& v) {
+  char* end = nullptr;
+  errno = 0;
+  const long long x = std::strtoll(v.c_str(), &end, 10);
+  if (v.empty() || *end != '\0' || errno == ERANGE || x < 1 || x > INT_MAX)
+    throw UsageError(flag + " needs a positive integer, got '" + v + "'");
+  return int(x);
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw UsageError(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--precision") {
+      const std::string p = value();
+      if (p != "s" && p != "d") throw UsageError("--precision must be s or d, got '" + p + "'");
+      o.single = p == "s";
+    } else if (a == "--size") {
+      o.m = o.n = o.k = positive(a, value());
+    } else if (a == "--m") {
+      o.m = positive(a, value());
+    } else if (a == "--n") {
+      o.n = positive(a, value());
+    } else if (a == "--k") {
+      o.k = positive(a, value());
+    } else if (a == "--tile") {
+      o.tile = positive(a, value());
+    } else if (a == "--iter") {
+      o.iter = positive(a, value());
+    } else if (a == "--check") {
+      o.check = true;
+    } else if (a == "-h" || a == "--help") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    } else {
+      throw UsageError("unknown option '" + a + "' (see --help)");
+    }
+  }
+  return o;
+}
+
+// A's, B's and C's elements as functions of their global indices, in [-1, 1): any rank can
+// generate any block, and rank 0 the whole input for the reference.
+double element(std::uint64_t matrix, std::uint64_t row, std::uint64_t col) {
+  std::uint64_t x = matrix * 0x9E3779B97F4A7C15ull + row * 0xBF58476D1CE4E5B9ull + col * 0x94D049BB133111EBull;
+  x ^= x >> 31;
+  x *= 0xBF58476D1CE4E5B9ull;
+  x ^= x >> 29;
+  return double(x >> 11) * 0x1.0p-52 - 1.0;
+}
+
+// The ranks as a pr x pc grid, pr <= pc.
+struct Grid {
+  int pr = 1, pc = 1;
+  explicit Grid(int ranks) {
+    for (int d = 1; d * d <= ranks; ++d)
+      if (ranks % d == 0) pr = d;
+    pc = ranks / pr;
+  }
+  int c_owner(int i, int j) const { return (i % pr) * pc + j % pc; }
+  int a_owner(int i) const { return (i % pr) * pc; }
+  int b_owner(int j) const { return j % pc; }
+};
+
+template <typename T>
+struct Block {
+  starpu_data_handle_t h = nullptr;
+  std::vector<T> data;  // the owner's copy; empty elsewhere (StarPU allocates on demand)
+};
+
+// A column-major block of rows x cols starting at (row0, col0) of `matrix`, registered with
+// StarPU and StarPU-MPI (tag, owner); filled only on its owner.
+template <typename T>
+void make_block(Block<T>& b, int matrix, int row0, int col0, int rows, int cols, bool fill, int tag, int owner,
+                int rank) {
+  if (owner == rank) {
+    b.data.resize(std::size_t(rows) * std::size_t(cols));
+    if (fill)
+      for (int j = 0; j < cols; ++j)
+        for (int i = 0; i < rows; ++i)
+          b.data[std::size_t(i) + std::size_t(j) * std::size_t(rows)] =
+              T(element(std::uint64_t(matrix), std::uint64_t(row0 + i), std::uint64_t(col0 + j)));
+    starpu_matrix_data_register(&b.h, STARPU_MAIN_RAM, reinterpret_cast<uintptr_t>(b.data.data()), unsigned(rows),
+                                unsigned(rows), unsigned(cols), sizeof(T));
+  } else {
+    starpu_matrix_data_register(&b.h, -1, 0, unsigned(rows), unsigned(rows), unsigned(cols), sizeof(T));
+  }
+  starpu_mpi_data_register(b.h, tag, owner);
+}
+
+template <typename T>
+void block_cpu(void* buffers[], void* /*arg*/) {
+  const auto dims = [](void* m) {
+    return std::array<int, 3>{int(STARPU_MATRIX_GET_NX(m)), int(STARPU_MATRIX_GET_NY(m)), int(STARPU_MATRIX_GET_LD(m))};
+  };
+  const auto a = dims(buffers[0]), b = dims(buffers[1]), c = dims(buffers[2]);
+  gemm::cpu::tile<T>(c[0], c[1], a[1], reinterpret_cast<const T*>(STARPU_MATRIX_GET_PTR(buffers[0])), a[2],
+                     reinterpret_cast<const T*>(STARPU_MATRIX_GET_PTR(buffers[1])), b[2], T(0),
+                     reinterpret_cast<T*>(STARPU_MATRIX_GET_PTR(buffers[2])), c[2]);
+}
+
+template <typename T>
+starpu_codelet* block_codelet() {
+  static starpu_perfmodel model = [] {
+    starpu_perfmodel m{};
+    m.type = STARPU_HISTORY_BASED;
+    m.symbol = sizeof(T) == 4 ? "fnndtps_sgemm_mpi_block" : "fnndtps_dgemm_mpi_block";
+    return m;
+  }();
+  static starpu_codelet cl = [] {
+    starpu_codelet c;
+    starpu_codelet_init(&c);
+    c.name = sizeof(T) == 4 ? "fnndtps_sgemm_mpi_block" : "fnndtps_dgemm_mpi_block";
+    c.cpu_funcs[0] = block_cpu<T>;
+    c.nbuffers = 3;
+    c.modes[0] = STARPU_R;
+    c.modes[1] = STARPU_R;
+    c.modes[2] = STARPU_W;
+    c.model = &model;
+    return c;
+  }();
+  return &cl;
+}
+
+int mpi_init(starpu_conf* conf) { return starpu_mpi_init_conf(nullptr, nullptr, 1, MPI_COMM_WORLD, conf); }
+void mpi_shutdown() { starpu_mpi_shutdown(); }
+
+template <typename T>
+int run(const Options& o) {
+  apps::StarpuSession session("fnn-dtps", mpi_init, mpi_shutdown);
+  int rank = 0, ranks = 1;
+  starpu_mpi_comm_rank(MPI_COMM_WORLD, &rank);
+  starpu_mpi_comm_size(MPI_COMM_WORLD, &ranks);
+  const Grid grid(ranks);
+  const std::vector<int> rows = gemm::blocks(o.m, {o.tile}), cols = gemm::blocks(o.n, {o.tile});
+  const int mt = int(rows.size()), nt = int(cols.size());
+  std::vector<Block<T>> a(static_cast<std::size_t>(mt)), b(static_cast<std::size_t>(nt)),
+      c(static_cast<std::size_t>(mt) * static_cast<std::size_t>(nt));
+  for (int i = 0, r0 = 0; i < mt; r0 += rows[std::size_t(i)], ++i)
+    make_block(a[std::size_t(i)], 0, r0, 0, rows[std::size_t(i)], o.k, true, i, grid.a_owner(i), rank);
+  for (int j = 0, c0 = 0; j < nt; c0 += cols[std::size_t(j)], ++j)
+    make_block(b[std::size_t(j)], 1, 0, c0, o.k, cols[std::size_t(j)], true, mt + j, grid.b_owner(j), rank);
+  for (int i = 0; i < mt; ++i)
+    for (int j = 0; j < nt; ++j)
+      make_block(c[std::size_t(i * nt + j)], 2, 0, 0, rows[std::size_t(i)], cols[std::size_t(j)], false,
+                 mt + nt + i * nt + j, grid.c_owner(i, j), rank);
+  if (rank == 0)
+    std::printf("gemm-mpi: %s %d x %d x %d, tile %d (%d x %d blocks), %d ranks as %d x %d, policy %s, %u CPU + %u CUDA "
+                "workers on rank 0\n",
+                o.single ? "float" : "double", o.m, o.n, o.k, o.tile, mt, nt, ranks, grid.pr, grid.pc,
+                session.policy().c_str(), session.cpu_workers(), session.cuda_workers());
+  starpu_codelet* cl = block_codelet<T>();
+  std::vector<double> times;
+  long mine = 0;
+  for (int it = 0; it < o.iter; ++it) {
+    starpu_mpi_barrier(MPI_COMM_WORLD);
+    const double t0 = starpu_timing_now();
+    for (int i = 0; i < mt; ++i)
+      for (int j = 0; j < nt; ++j) {
+        const double flops = 2.0 * rows[std::size_t(i)] * cols[std::size_t(j)] * o.k;
+        const int rc = starpu_mpi_task_insert(MPI_COMM_WORLD, cl, STARPU_R, a[std::size_t(i)].h, STARPU_R,
+                                              b[std::size_t(j)].h, STARPU_W, c[std::size_t(i * nt + j)].h,
+                                              STARPU_FLOPS, flops, 0);
+        if (rc != 0) throw std::runtime_error("starpu_mpi_task_insert failed: " + std::string(std::strerror(-rc)));
+        mine += grid.c_owner(i, j) == rank;
+      }
+    starpu_mpi_wait_for_all(MPI_COMM_WORLD);
+    starpu_mpi_barrier(MPI_COMM_WORLD);
+    times.push_back((starpu_timing_now() - t0) / 1e3);
+    session.end_job();
+    if (rank == 0)
+      std::printf("iteration %d: %.3f ms, %.2f GFLOP/s\n", it, times.back(),
+                  2.0 * o.m * double(o.n) * o.k / (times.back() * 1e6));
+  }
+  // Each rank's share of the blocks, printed in rank order.
+  for (int r = 0; r < ranks; ++r) {
+    if (r == rank)
+      std::printf("rank %d: %ld of %ld blocks, %u CPU + %u CUDA workers\n", rank, mine / o.iter, long(mt) * nt,
+                  session.cpu_workers(), session.cuda_workers());
+    std::fflush(stdout);
+    starpu_mpi_barrier(MPI_COMM_WORLD);
+  }
+  int status = 0;
+  if (o.check) {
+    for (auto& blk : c) starpu_mpi_get_data_on_node(MPI_COMM_WORLD, blk.h, 0);
+    if (rank == 0) {
+      std::vector<T> fa(std::size_t(o.m) * o.k), fb(std::size_t(o.k) * o.n);
+      for (int j = 0; j < o.k; ++j)
+        for (int i = 0; i < o.m; ++i) fa[std::size_t(i) + std::size_t(j) * o.m] = T(element(0, std::uint64_t(i), std::uint64_t(j)));
+      for (int j = 0; j < o.n; ++j)
+        for (int i = 0; i < o.k; ++i) fb[std::size_t(i) + std::size_t(j) * o.k] = T(element(1, std::uint64_t(i), std::uint64_t(j)));
+      std::vector<double> ref(std::size_t(o.m) * o.n);
+      gemm::ref::tile<T>(o.m, o.n, o.k, fa.data(), o.m, fb.data(), o.k, 0.0, ref.data(), o.m);
+      double worst = 0, scale = 0;
+      for (int i = 0, r0 = 0; i < mt; r0 += rows[std::size_t(i)], ++i)
+        for (int j = 0, c0 = 0; j < nt; c0 += cols[std::size_t(j)], ++j) {
+          starpu_data_handle_t h = c[std::size_t(i * nt + j)].h;
+          starpu_data_acquire(h, STARPU_R);
+          const T* p = reinterpret_cast<const T*>(starpu_matrix_get_local_ptr(h));
+          const unsigned ld = starpu_matrix_get_local_ld(h);
+          for (int y = 0; y < cols[std::size_t(j)]; ++y)
+            for (int x = 0; x < rows[std::size_t(i)]; ++x) {
+              const double want = ref[std::size_t(r0 + x) + std::size_t(c0 + y) * o.m];
+              worst = std::max(worst, std::fabs(double(p[std::size_t(x) + std::size_t(y) * ld]) - want));
+              scale = std::max(scale, std::fabs(want));
+            }
+          starpu_data_release(h);
+        }
+      const double err = scale > 0 ? worst / scale : worst, tol = o.single ? 1e-5 : 1e-12;
+      std::printf("check: max relative error %.3g (tolerance %.0e): %s\n", err, tol, err <= tol ? "ok" : "FAILED");
+      status = err <= tol ? 0 : 1;
+    }
+    MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  }
+  if (rank == 0) {
+    std::vector<double> sorted(times.begin() + (times.size() > 1 ? 1 : 0), times.end());
+    std::sort(sorted.begin(), sorted.end());
+    const double med = sorted[sorted.size() / 2];
+    std::printf("RESULT gemm-mpi precision=%s m=%d n=%d k=%d tile=%d ranks=%d policy=%s median_ms=%.3f gflops=%.2f\n",
+                o.single ? "s" : "d", o.m, o.n, o.k, o.tile, ranks, session.policy().c_str(), med,
+                2.0 * o.m * double(o.n) * o.k / (med * 1e6));
+  }
+  for (auto* set : {&a, &b, &c})
+    for (auto& blk : *set) starpu_data_unregister(blk.h);
+  return status;
+}
+
+bool is_rank_zero() {
+  for (const char* v : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
+    if (const char* r = std::getenv(v)) return std::strcmp(r, "0") == 0;
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const Options o = parse(argc, argv);
+    openblas_set_num_threads(1);
+    return o.single ? run<float>(o) : run<double>(o);
+  } catch (const UsageError& e) {
+    if (is_rank_zero()) std::fprintf(stderr, "gemm-mpi: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gemm-mpi: %s\n", e.what());
+    return 1;
+  }
+}
