@@ -1,14 +1,20 @@
 // gemm-mpi: the tiled product C = A B across the ranks of an MPI job, with StarPU-MPI
 // (DESIGN §11; seed 001 is a strategy for heterogeneous clusters).
 //   mpirun -np R gemm-mpi [--precision s|d] [--size N | --m M --n N --k K] [--tile B] [--iter I] [--check]
-// One task per C block over the whole k (gemm's --split 2d). C's blocks are spread 2D
-// block-cyclically over a pr x pc grid of the ranks (pr the largest divisor of R up to its
-// square root); block row A_i lives on the first rank of grid row i mod pr, block column B_j on
-// the first rank of grid column j mod pc. StarPU-MPI runs each task on the rank owning its C
-// block and sends it the A and B blocks it lacks; each rank's workers are scheduled by the
-// policy STARPU_SCHED names (ours by default). Every rank generates the blocks it owns from
-// their global indices, so no rank holds the whole input; --check gathers C on rank 0 and
-// compares it with a plain reference product of the same A and B there.
+// One task per C block over the whole k (gemm's --split 2d). StarPU-MPI runs each task on the
+// rank owning its C block and sends it the A and B blocks it lacks; each rank's workers are
+// scheduled by the policy STARPU_SCHED names (ours by default). Block row A_i lives on rank
+// i mod R, block column B_j on rank j mod R; every rank generates the blocks it owns from their
+// global indices, so no rank holds the whole input.
+// Which rank computes which C block (--shares):
+// - cyclic: 2D block-cyclically over a pr x pc grid of the ranks (pr the largest divisor of R up
+//   to its square root), every product;
+// - model (default): the first product cyclic; after each product the ranks exchange their
+//   speeds, a rank's speed being the sum of its workers' speeds for the block codelet as our
+//   policy has them (seed 000's model, one level up; DESIGN §11), and each rank takes a share
+//   of the next product's blocks in proportion. Under a policy not ours, cyclic.
+// --check gathers C on rank 0 and compares it with a plain reference product of the same A and
+// B there.
 #include <cblas.h>
 #include <mpi.h>
 #include <starpu.h>
@@ -29,16 +35,19 @@
 
 #include "apps/starpu_session.hpp"
 #include "codelets/gemm.hpp"
+#include "scheduler/plugin.hpp"
 
 namespace {
 
 using apps::UsageError;
 
 const char* const kUsage =
-    "usage: mpirun -np R gemm-mpi [--precision s|d] [--size N | --m M --n N --k K] [--tile B] [--iter I] [--check]\n"
+    "usage: mpirun -np R gemm-mpi [--precision s|d] [--size N | --m M --n N --k K] [--tile B] [--iter I]\n"
+    "                             [--shares model|cyclic] [--check]\n"
     "  C (m x n) = A (m x k) B (k x n) over R ranks, one task per B x B block of C over the whole k.\n"
-    "  Defaults: s, 2048, tile 256, 3 iterations. C's blocks are spread 2D block-cyclically over the\n"
-    "  ranks; each rank generates the A, B and C blocks it owns. --check gathers C on rank 0 and compares\n"
+    "  Defaults: s, 2048, tile 256, 3 iterations, model. cyclic: C's blocks 2D block-cyclic over the\n"
+    "  ranks; model: the first product cyclic, then each rank's share of the blocks in proportion to its\n"
+    "  speed (the sum of its workers' speeds under our policies). --check gathers C on rank 0 and compares\n"
     "  it with a plain reference product there: max|C - C_ref| / max|C_ref|, tolerance 1e-5 (s) or\n"
     "  1e-12 (d); exit status 1 beyond it. Each rank's workers and policy come from StarPU's environment.\n";
 
@@ -46,6 +55,7 @@ struct Options {
   bool single = true;
   int m = 2048, n = 2048, k = 2048, tile = 256, iter = 3;
   bool check = false;
+  bool model_shares = true;
 };
 
 int positive(const std::string& flag, const std::string& v) {
@@ -83,6 +93,10 @@ Options parse(int argc, char** argv) {
       o.iter = positive(a, value());
     } else if (a == "--check") {
       o.check = true;
+    } else if (a == "--shares") {
+      const std::string v = value();
+      if (v != "model" && v != "cyclic") throw UsageError("--shares must be model or cyclic, got '" + v + "'");
+      o.model_shares = v == "model";
     } else if (a == "-h" || a == "--help") {
       std::fputs(kUsage, stdout);
       std::exit(0);
@@ -112,9 +126,37 @@ struct Grid {
     pc = ranks / pr;
   }
   int c_owner(int i, int j) const { return (i % pr) * pc + j % pc; }
-  int a_owner(int i) const { return (i % pr) * pc; }
-  int b_owner(int j) const { return j % pc; }
 };
+
+// The next product's owner of each of `blocks` C blocks (row-major) for ranks of these speeds:
+// each block to the rank furthest below its share so far, so that every rank's blocks are
+// spread over C (A's and B's blocks are spread too) and its count is within one of its share.
+std::vector<int> owners_by_speed(int blocks, const std::vector<double>& speed) {
+  double total = 0;
+  for (double v : speed) total += v;
+  std::vector<int> owner(std::size_t(blocks), 0), have(speed.size(), 0);
+  for (int b = 0; b < blocks; ++b) {
+    std::size_t best = 0;
+    double most = -1e300;
+    for (std::size_t r = 0; r < speed.size(); ++r) {
+      const double deficit = speed[r] / total * (b + 1) - have[r];
+      if (deficit > most) most = deficit, best = r;
+    }
+    owner[std::size_t(b)] = int(best);
+    ++have[best];
+  }
+  return owner;
+}
+
+// This rank's speed for the block codelet: its workers' speeds under our policy (NaN under
+// another policy, or before any block ran here).
+double rank_speed() {
+  const auto d = sched::decision();
+  if (!d || d->codelet.empty()) return NAN;
+  double sum = 0;
+  for (const auto& w : d->workers) sum += w.speed;
+  return sum > 0 ? sum : NAN;
+}
 
 template <typename T>
 struct Block {
@@ -176,8 +218,22 @@ starpu_codelet* block_codelet() {
   return &cl;
 }
 
-int mpi_init(starpu_conf* conf) { return starpu_mpi_init_conf(nullptr, nullptr, 1, MPI_COMM_WORLD, conf); }
-void mpi_shutdown() { starpu_mpi_shutdown(); }
+// MPI for any thread: the application calls MPI itself (the speeds' exchange, the check's
+// broadcast) while StarPU-MPI's progression thread polls it.
+int mpi_init(starpu_conf* conf) {
+  int provided = 0;
+  if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS)
+    throw std::runtime_error("MPI_Init_thread failed");
+  if (provided < MPI_THREAD_MULTIPLE) {
+    MPI_Finalize();
+    throw std::runtime_error("this MPI library does not provide MPI_THREAD_MULTIPLE");
+  }
+  return starpu_mpi_init_conf(nullptr, nullptr, 0, MPI_COMM_WORLD, conf);
+}
+void mpi_shutdown() {
+  starpu_mpi_shutdown();
+  MPI_Finalize();
+}
 
 template <typename T>
 int run(const Options& o) {
@@ -191,9 +247,9 @@ int run(const Options& o) {
   std::vector<Block<T>> a(static_cast<std::size_t>(mt)), b(static_cast<std::size_t>(nt)),
       c(static_cast<std::size_t>(mt) * static_cast<std::size_t>(nt));
   for (int i = 0, r0 = 0; i < mt; r0 += rows[std::size_t(i)], ++i)
-    make_block(a[std::size_t(i)], 0, r0, 0, rows[std::size_t(i)], o.k, true, i, grid.a_owner(i), rank);
+    make_block(a[std::size_t(i)], 0, r0, 0, rows[std::size_t(i)], o.k, true, i, i % ranks, rank);
   for (int j = 0, c0 = 0; j < nt; c0 += cols[std::size_t(j)], ++j)
-    make_block(b[std::size_t(j)], 1, 0, c0, o.k, cols[std::size_t(j)], true, mt + j, grid.b_owner(j), rank);
+    make_block(b[std::size_t(j)], 1, 0, c0, o.k, cols[std::size_t(j)], true, mt + j, j % ranks, rank);
   for (int i = 0; i < mt; ++i)
     for (int j = 0; j < nt; ++j)
       make_block(c[std::size_t(i * nt + j)], 2, 0, 0, rows[std::size_t(i)], cols[std::size_t(j)], false,
@@ -204,9 +260,13 @@ int run(const Options& o) {
                 o.single ? "float" : "double", o.m, o.n, o.k, o.tile, mt, nt, ranks, grid.pr, grid.pc,
                 session.policy().c_str(), session.cpu_workers(), session.cuda_workers());
   starpu_codelet* cl = block_codelet<T>();
-  std::vector<double> times;
+  std::vector<double> times, speeds(std::size_t(ranks), NAN);
+  std::vector<int> owner(std::size_t(mt) * std::size_t(nt));
+  for (int i = 0; i < mt; ++i)
+    for (int j = 0; j < nt; ++j) owner[std::size_t(i * nt + j)] = grid.c_owner(i, j);
   long mine = 0;
   for (int it = 0; it < o.iter; ++it) {
+    mine = 0;
     starpu_mpi_barrier(MPI_COMM_WORLD);
     const double t0 = starpu_timing_now();
     for (int i = 0; i < mt; ++i)
@@ -216,7 +276,7 @@ int run(const Options& o) {
                                               b[std::size_t(j)].h, STARPU_W, c[std::size_t(i * nt + j)].h,
                                               STARPU_FLOPS, flops, 0);
         if (rc != 0) throw std::runtime_error("starpu_mpi_task_insert failed: " + std::string(std::strerror(-rc)));
-        mine += grid.c_owner(i, j) == rank;
+        mine += owner[std::size_t(i * nt + j)] == rank;
       }
     starpu_mpi_wait_for_all(MPI_COMM_WORLD);
     starpu_mpi_barrier(MPI_COMM_WORLD);
@@ -225,12 +285,24 @@ int run(const Options& o) {
     if (rank == 0)
       std::printf("iteration %d: %.3f ms, %.2f GFLOP/s\n", it, times.back(),
                   2.0 * o.m * double(o.n) * o.k / (times.back() * 1e6));
+    // The next product's shares (every rank computes the same owners from the same speeds).
+    const double here = rank_speed();
+    MPI_Allgather(&here, 1, MPI_DOUBLE, speeds.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD);
+    const bool known = std::all_of(speeds.begin(), speeds.end(), [](double v) { return std::isfinite(v); });
+    if (o.model_shares && known && it + 1 < o.iter) {
+      owner = owners_by_speed(mt * nt, speeds);
+      for (std::size_t x = 0; x < owner.size(); ++x) starpu_mpi_data_set_rank(c[x].h, owner[x]);
+    }
   }
-  // Each rank's share of the blocks, printed in rank order.
+  // Each rank's blocks in the last product and its speed, in rank order.
+  double total_speed = 0;
+  for (double v : speeds) total_speed += std::isfinite(v) ? v : 0;
   for (int r = 0; r < ranks; ++r) {
     if (r == rank)
-      std::printf("rank %d: %ld of %ld blocks, %u CPU + %u CUDA workers\n", rank, mine / o.iter, long(mt) * nt,
-                  session.cpu_workers(), session.cuda_workers());
+      std::printf("rank %d: %ld of %ld blocks, speed %.4g GFLOP/s (share %.3f), %u CPU + %u CUDA workers\n", rank,
+                  mine, long(mt) * nt, speeds[std::size_t(rank)] * 1e-3,
+                  total_speed > 0 ? speeds[std::size_t(rank)] / total_speed : NAN, session.cpu_workers(),
+                  session.cuda_workers());
     std::fflush(stdout);
     starpu_mpi_barrier(MPI_COMM_WORLD);
   }

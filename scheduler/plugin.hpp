@@ -35,6 +35,7 @@ struct Decision {
   struct Worker {
     std::string name;
     double share = 0, cp = 0, busy_ms = 0;
+    double speed = 0;  // the policy's speed for the codelet, work (flops or bytes) per microsecond
     double uf = 0, own_busy = 0;  // live UF (the load not ours; NaN before a sample), our share
     long tasks = 0;
   };

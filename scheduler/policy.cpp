@@ -1429,6 +1429,7 @@ std::optional<Decision> decision() {
     starpu_worker_get_name(s.id, name, sizeof name);
     r.name = name;
     r.share = total > 0 ? get(top->speed[w]) / total : 0;
+    r.speed = get(top->speed[w]);
     r.cp = get(top->cp_now[w]);
     r.tasks = top->done[w].runs.load(std::memory_order_relaxed);
     r.busy_ms = get(top->done[w].busy_us) / 1e3;

@@ -2,7 +2,8 @@
 # gemm-mpi across 1 to 4 ranks on this machine (DESIGN §11): ragged products equal the
 # reference (float within 1e-5, double within 1e-12, max|C - C_ref| / max|C_ref|, as
 # tests/cli_gemm.sh) under our policies and a built-in; every rank reports its blocks and they
-# add up to all of C; bad input ends with one `gemm-mpi:` line and exit status 2.
+# add up to all of C; a rank whose worker is slowed 2x gets about a third of the blocks; bad
+# input ends with one `gemm-mpi:` line and exit status 2.
 #   bash tests/mpi_gemm.sh <gemm-mpi binary> <mpiexec>
 set -u
 BIN=$1 MPIEXEC=${2:-mpirun}
@@ -42,6 +43,24 @@ for policy in dtps boyer dmdas; do
   STARPU_SCHED=$policy expect_check "float under $policy" 2 1e-5 --m 200 --n 190 --k 90 --tile 48 --iter 2
 done
 
+# Node shares from the same model: rank 1's worker emulated 2x slower (FNNDTPS_SLOWDOWN on that
+# rank only) gets about a third of C's blocks once the first products have measured it; with
+# --shares cyclic, half.
+expect_share() {
+  local name=$1 lo=$2 hi=$3; shift 3
+  timeout -k 5 120 "$MPIEXEC" -np 1 "$BIN" "$@" --check : -np 1 env FNNDTPS_SLOWDOWN=0:2 "$BIN" "$@" --check \
+    >"$dir/out.txt" 2>"$dir/err.txt"; local rc=$?
+  local share; share=$(awk '/^rank 1: [0-9]* of [0-9]* blocks/ { printf "%.3f", $3 / $5 }' "$dir/out.txt")
+  if [[ $rc -eq 0 && -n $share ]] && grep -q '^check: .*: ok' "$dir/out.txt" \
+     && awk -v s="$share" -v lo="$lo" -v hi="$hi" 'BEGIN { exit !(s >= lo && s <= hi) }'; then
+    pass "$name: the slowed rank's share of the blocks $share, within [$lo, $hi]"
+  else
+    fail "$name: exit $rc, the slowed rank's share '$share' (want [$lo, $hi]):"; cat "$dir/out.txt" "$dir/err.txt"
+  fi
+}
+expect_share "model shares, rank 1 slowed 2x" 0.22 0.42 --size 768 --tile 64 --iter 5
+expect_share "cyclic shares, rank 1 slowed 2x" 0.5 0.5 --size 768 --tile 64 --iter 2 --shares cyclic
+
 # expect_fail NAME ARGS...: exit 2 and one `gemm-mpi:` line (mpirun may add its own).
 expect_fail() {
   local name=$1; shift
@@ -53,6 +72,7 @@ expect_fail() {
 expect_fail "tile 0" --tile 0
 expect_fail "unknown option" --split 2d
 expect_fail "bad precision" --precision h
+expect_fail "bad shares" --shares even
 STARPU_SCHED=nosuch expect_fail "unknown policy"
 
 echo "$passed passed, $fails failed"
