@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/mpi_session.hpp"
 #include "apps/starpu_session.hpp"
 #include "codelets/gemm.hpp"
 #include "scheduler/plugin.hpp"
@@ -218,26 +219,10 @@ starpu_codelet* block_codelet() {
   return &cl;
 }
 
-// MPI for any thread: the application calls MPI itself (the speeds' exchange, the check's
-// broadcast) while StarPU-MPI's progression thread polls it.
-int mpi_init(starpu_conf* conf) {
-  int provided = 0;
-  if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS)
-    throw std::runtime_error("MPI_Init_thread failed");
-  if (provided < MPI_THREAD_MULTIPLE) {
-    MPI_Finalize();
-    throw std::runtime_error("this MPI library does not provide MPI_THREAD_MULTIPLE");
-  }
-  return starpu_mpi_init_conf(nullptr, nullptr, 0, MPI_COMM_WORLD, conf);
-}
-void mpi_shutdown() {
-  starpu_mpi_shutdown();
-  MPI_Finalize();
-}
 
 template <typename T>
 int run(const Options& o) {
-  apps::StarpuSession session("fnn-dtps", mpi_init, mpi_shutdown);
+  apps::StarpuSession session("fnn-dtps", apps::mpi::init, apps::mpi::shutdown);
   int rank = 0, ranks = 1;
   starpu_mpi_comm_rank(MPI_COMM_WORLD, &rank);
   starpu_mpi_comm_size(MPI_COMM_WORLD, &ranks);
@@ -351,12 +336,6 @@ int run(const Options& o) {
   return status;
 }
 
-bool is_rank_zero() {
-  for (const char* v : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
-    if (const char* r = std::getenv(v)) return std::strcmp(r, "0") == 0;
-  return true;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -365,7 +344,7 @@ int main(int argc, char** argv) {
     openblas_set_num_threads(1);
     return o.single ? run<float>(o) : run<double>(o);
   } catch (const UsageError& e) {
-    if (is_rank_zero()) std::fprintf(stderr, "gemm-mpi: %s\n", e.what());
+    if (apps::mpi::is_rank_zero()) std::fprintf(stderr, "gemm-mpi: %s\n", e.what());
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gemm-mpi: %s\n", e.what());

@@ -2,9 +2,14 @@
 
 #include <starpu.h>
 #include <starpu_profiling.h>
+#ifdef FNNDTPS_HAVE_MPI
+#include <mpi.h>
+#include <starpu_mpi.h>
+#endif
 
 #include <array>
 #include <cstdio>
+#include <deque>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -259,6 +264,38 @@ Codelets& codelets() {
   return instance;
 }
 
+// Where a transform's data lives across the ranks of an MPI job (StarPU-MPI, DESIGN §11; seed
+// 002's layout): unit k and everything it writes on rank k R / U, so that only halos between
+// neighbouring units of different ranks cross; the caller's input and output on rank 0. One
+// process (no MPI, or a build without it): rank 0 of 1, and nothing below changes a thing.
+struct Ranks {
+  int rank = 0, size = 1;
+  long next_tag = 0;  // StarPU-MPI's tag of the next handle registered in this transform
+  int of_unit(int k, int units) const { return int(static_cast<long long>(k) * size / units); }
+};
+Ranks ranks;
+
+// Called at the start of each transform.
+void find_ranks() {
+  ranks = Ranks{};
+#ifdef FNNDTPS_HAVE_MPI
+  int mpi = 0;
+  MPI_Initialized(&mpi);
+  if (mpi) {
+    starpu_mpi_comm_rank(MPI_COMM_WORLD, &ranks.rank);
+    starpu_mpi_comm_size(MPI_COMM_WORLD, &ranks.size);
+  }
+#endif
+}
+
+// Registers `h` with StarPU-MPI as owned by `owner`.
+starpu_data_handle_t on_rank([[maybe_unused]] starpu_data_handle_t h, [[maybe_unused]] int owner) {
+#ifdef FNNDTPS_HAVE_MPI
+  if (ranks.size > 1) starpu_mpi_data_register(h, ranks.next_tag++, owner);
+#endif
+  return h;
+}
+
 starpu_data_handle_t register_rows(const float* base, int ld, int cols, int rows) {
   starpu_data_handle_t h;
   starpu_matrix_data_register(&h, STARPU_MAIN_RAM, reinterpret_cast<uintptr_t>(base), uint32_t(ld),
@@ -285,6 +322,17 @@ class Submit {
     return present ? data(h, mode) : *this;
   }
   void go() {
+#ifdef FNNDTPS_HAVE_MPI
+    if (ranks.size > 1) {
+      // StarPU-MPI runs the task on the rank owning the data it writes; the other ranks only
+      // send or receive: the arguments stay in the transform's pool, freed after its wait.
+      mpi_args.push_back(args_);
+      LWT_STARPU_CHECK(starpu_mpi_task_insert(MPI_COMM_WORLD, &codelets().cl[op_], STARPU_DATA_MODE_ARRAY, descr_,
+                                              n_, STARPU_CL_ARGS_NFREE, &mpi_args.back(), sizeof(Args),
+                                              STARPU_NAME, kOpNames[op_], 0));
+      return;
+    }
+#endif
     // STARPU_CL_ARGS hands the block to the task, which frees it when it ends.
     Args* arg = static_cast<Args*>(std::malloc(sizeof(Args)));
     *arg = args_;
@@ -292,6 +340,7 @@ class Submit {
                                         STARPU_CL_ARGS, arg, sizeof(Args), STARPU_NAME,
                                         kOpNames[op_], 0));
   }
+  static std::deque<Args> mpi_args;  // a deque keeps its elements in place as it grows
 
  private:
   int op_;
@@ -299,6 +348,7 @@ class Submit {
   starpu_data_descr descr_[8];
   int n_ = 0;
 };
+std::deque<Args> Submit::mpi_args;
 
 }  // namespace
 
@@ -318,24 +368,40 @@ struct Handles {
   std::vector<starpu_data_handle_t> in, out, b, s, win;
   std::vector<std::vector<starpu_data_handle_t>> top, bot;  // [level][unit]
 
+  // Across ranks (Ranks), src and dst are rank 0's: the others register those strips without
+  // memory; each unit's output is computed on its rank and gathered on rank 0 (gather()).
   Handles(const Plan& p, const float* src, float* dst, bool need_s, bool need_win) : plan(p) {
     const int U = p.units(), W = p.width();
+    const bool home = ranks.rank == 0;
     for (int k = 0; k < U; ++k) {
       const std::size_t row0 = std::size_t(p.unit_row0(0, k)) * std::size_t(W);
-      const int h = p.unit_rows(0, k);
-      in.push_back(register_rows(src + row0, W, W, h));
-      out.push_back(register_rows(dst + row0, W, W, h));
-      b.push_back(register_temp(W, h));
-      if (need_s) s.push_back(register_temp(W, h));
-      if (need_win) win.push_back(register_temp(W, cpu::window_rows(h, true, true)));
+      const int h = p.unit_rows(0, k), owner = ranks.of_unit(k, U);
+      in.push_back(on_rank(home ? register_rows(src + row0, W, W, h) : register_temp(W, h), 0));
+      out.push_back(on_rank(home ? register_rows(dst + row0, W, W, h) : register_temp(W, h), owner));
+      b.push_back(on_rank(register_temp(W, h), owner));
+      if (need_s) s.push_back(on_rank(register_temp(W, h), owner));
+      if (need_win) win.push_back(on_rank(register_temp(W, cpu::window_rows(h, true, true)), owner));
     }
     top.resize(p.levels());
     bot.resize(p.levels());
     for (int l = 0; l < p.levels(); ++l)
       for (int k = 0; k < U; ++k) {
-        top[l].push_back(p.has_above(k) ? register_temp(p.cols(l), kHalo) : nullptr);
-        bot[l].push_back(p.has_below(k) ? register_temp(p.cols(l), kHalo) : nullptr);
+        const int owner = ranks.of_unit(k, U);
+        top[l].push_back(p.has_above(k) ? on_rank(register_temp(p.cols(l), kHalo), owner) : nullptr);
+        bot[l].push_back(p.has_below(k) ? on_rank(register_temp(p.cols(l), kHalo), owner) : nullptr);
       }
+  }
+  // Waits for the transform's tasks; across ranks, also brings every unit's output to rank 0.
+  void wait() {
+#ifdef FNNDTPS_HAVE_MPI
+    if (ranks.size > 1) {
+      starpu_mpi_wait_for_all(MPI_COMM_WORLD);
+      for (starpu_data_handle_t h : out) starpu_mpi_get_data_on_node(MPI_COMM_WORLD, h, 0);
+      Submit::mpi_args.clear();
+      return;
+    }
+#endif
+    starpu_task_wait_for_all();
   }
   ~Handles() {
     for (auto* v : {&in, &out, &b, &s, &win})
@@ -406,6 +472,7 @@ void wavefront(int units, int levels, Writer&& writer, Reader&& reader) {
 
 void forward(const Plan& p, Pipeline pipeline, const float* image, float* units_layout,
              std::vector<WorkerStats>* stats) {
+  find_ranks();
   begin_stats();
   {
     Handles hd(p, image, units_layout, false, pipeline == Pipeline::Steps);
@@ -454,7 +521,7 @@ void forward(const Plan& p, Pipeline pipeline, const float* image, float* units_
       if (l == L - 1) starpu_data_wont_use(hd.out[k]);
     };
     wavefront(p.units(), L, horizontal, vertical);
-    starpu_task_wait_for_all();
+    hd.wait();
   }  // unregistering brings the output strips home
   end_stats(stats);
 }
@@ -464,6 +531,7 @@ void forward(const Plan& p, Pipeline pipeline, const float* image, float* units_
 // the level below; the readers are the vertical inverses.
 void inverse(const Plan& p, Pipeline pipeline, const float* units_layout, float* image,
              std::vector<WorkerStats>* stats) {
+  find_ranks();
   begin_stats();
   {
     Handles hd(p, units_layout, image, true, pipeline == Pipeline::Steps);
@@ -533,7 +601,7 @@ void inverse(const Plan& p, Pipeline pipeline, const float* units_layout, float*
       Submit(kVScatterInv, a).data(hd.win[k], STARPU_R).data(hd.s[k], STARPU_W).go();
     };
     wavefront(p.units(), L, writer, reader);
-    starpu_task_wait_for_all();
+    hd.wait();
   }
   end_stats(stats);
 }

@@ -28,6 +28,10 @@ struct WorkerStats {
 
 // Forward transform of `image` (H x W, row-major) into `units_layout` (H x W, the per-unit
 // Mallat layout of Plan). StarPU must be initialised. Blocks until done.
+// In StarPU's MPI build, with MPI initialised and several ranks (DESIGN §11): every rank calls
+// it with the same plan; unit k runs on rank k R / U (halos cross between neighbouring units of
+// different ranks through StarPU-MPI); `image` and `units_layout` are rank 0's, where the
+// result is gathered, and unused elsewhere (may be null). The same holds for inverse().
 void forward(const Plan& plan, Pipeline pipeline, const float* image, float* units_layout,
              std::vector<WorkerStats>* stats = nullptr);
 // Inverse: per-unit layout back to the image.

@@ -1,0 +1,187 @@
+// lwt2d-mpi: the multi-level 2D CDF 9/7 transform of a file across the ranks of an MPI job,
+// with StarPU-MPI (DESIGN §11; seed 002's parallel FWT on distributed memory).
+//   mpirun -np R lwt2d-mpi forward --in X.npy --out C.npy [--levels N] [--units U]
+//   mpirun -np R lwt2d-mpi inverse --in C.npy --out Y.npy [--levels N] [--units U]
+// Rank 0 reads the input and writes the output (the formats of `lwt2d forward`/`inverse`: the
+// coefficients in the standard Mallat layout). The image's data units, horizontal strips, are
+// spread over the ranks in contiguous groups (unit k on rank k R / U): only the 4-row halos
+// between neighbouring units of different ranks cross, through StarPU-MPI, and each rank's
+// workers run its units under the policy STARPU_SCHED names (ours by default). On CPU workers
+// the output equals one process's (`lwt2d forward --units U`) bit for bit: each unit's tasks
+// do the same arithmetic wherever they run.
+#include <mpi.h>
+#include <starpu.h>
+#include <starpu_mpi.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "apps/io/npy.hpp"
+#include "apps/mpi_session.hpp"
+#include "apps/starpu_session.hpp"
+#include "codelets/lwt_tasks.hpp"
+#include "codelets/plan.hpp"
+
+namespace {
+
+using apps::UsageError;
+
+const char* const kUsage =
+    "usage: mpirun -np R lwt2d-mpi forward --in X.npy --out C.npy [--levels N] [--units U]\n"
+    "       mpirun -np R lwt2d-mpi inverse --in C.npy --out Y.npy [--levels N] [--units U]\n"
+    "  The transform of `lwt2d forward` / `inverse` over R ranks: rank 0 reads and writes the files,\n"
+    "  the data units (default: 4 a rank, at least 8) are spread over the ranks in contiguous groups,\n"
+    "  and halos cross between neighbouring ranks. Every rank needs a unit: R ranks need R units, which\n"
+    "  the height and levels must allow (seed 002 eq. 6.8). Defaults: 4 levels.\n";
+
+struct Options {
+  std::string command, in, out;
+  int levels = 4, units = 0;
+};
+
+int positive(const std::string& flag, const std::string& v) {
+  char* end = nullptr;
+  errno = 0;
+  const long long x = std::strtoll(v.c_str(), &end, 10);
+  if (v.empty() || *end != '\0' || errno == ERANGE || x < 1 || x > INT_MAX)
+    throw UsageError(flag + " needs a positive integer, got '" + v + "'");
+  return int(x);
+}
+
+Options parse(int argc, char** argv) {
+  if (argc >= 2 && (std::strcmp(argv[1], "-h") == 0 || std::strcmp(argv[1], "--help") == 0)) {
+    std::fputs(kUsage, stdout);
+    std::exit(0);
+  }
+  if (argc < 2) throw UsageError("missing command: forward or inverse (see --help)");
+  Options o;
+  o.command = argv[1];
+  if (o.command != "forward" && o.command != "inverse")
+    throw UsageError("unknown command '" + o.command + "': use forward or inverse");
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw UsageError(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--in") o.in = value();
+    else if (a == "--out") o.out = value();
+    else if (a == "--levels") o.levels = positive(a, value());
+    else if (a == "--units") o.units = positive(a, value());
+    else throw UsageError("unknown option '" + a + "' (see --help)");
+  }
+  if (o.in.empty() || o.out.empty()) throw UsageError(o.command + " needs --in and --out");
+  if (o.in == o.out) throw UsageError("--out must not be the input file");
+  return o;
+}
+
+
+int transform(const Options& o, const apps::StarpuSession& session, int rank, int ranks);
+
+// A bad input found once MPI runs is found by every rank alike (rank 0 shares what it read):
+// rank 0 says so before StarPU-MPI and MPI stop, and every rank ends with status 2 (the
+// launcher may end the job at the first rank's exit).
+int run(const Options& o) {
+  apps::StarpuSession session("fnn-dtps", apps::mpi::init, apps::mpi::shutdown);
+  int rank = 0, ranks = 1;
+  starpu_mpi_comm_rank(MPI_COMM_WORLD, &rank);
+  starpu_mpi_comm_size(MPI_COMM_WORLD, &ranks);
+  auto refuse = [&](const char* what) {
+    if (rank == 0) std::fprintf(stderr, "lwt2d-mpi: %s\n", what);
+    std::fflush(stderr);
+    starpu_mpi_barrier(MPI_COMM_WORLD);
+    return 2;
+  };
+  try {
+    return transform(o, session, rank, ranks);
+  } catch (const UsageError& e) {
+    return refuse(e.what());
+  } catch (const lwt::PlanError& e) {
+    return refuse(e.what());
+  }
+}
+
+int transform(const Options& o, const apps::StarpuSession& session, int rank, int ranks) {
+  // Rank 0 reads; the shape (or, where it could not read, a failure) goes to every rank, so
+  // that all of them make the same plan or all of them stop.
+  io::Array2D a;
+  std::string error;
+  if (rank == 0) try {
+      a = io::read_npy_f32(o.in, io::F64Policy::Refuse);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  int shape[2] = {a.rows, a.cols};
+  if (!error.empty()) shape[0] = shape[1] = -1;
+  MPI_Bcast(shape, 2, MPI_INT, 0, MPI_COMM_WORLD);
+  if (shape[0] < 0) throw UsageError(error.empty() ? "rank 0 could not read " + o.in : error);
+  const int preferred = std::max(8, 4 * ranks);
+  const lwt::Plan plan(shape[0], shape[1], o.levels, o.units, preferred);
+  if (plan.units() < ranks)
+    throw UsageError(std::to_string(ranks) + " ranks need " + std::to_string(ranks) + " units, but " +
+                     std::to_string(plan.units()) + " units of " + std::to_string(shape[0]) + " rows at " +
+                     std::to_string(o.levels) + " levels is what this run allows (at most " +
+                     std::to_string(lwt::Plan::max_units(shape[0], o.levels)) + ", seed 002 eq. 6.8)");
+  const std::size_t n = std::size_t(shape[0]) * std::size_t(shape[1]);
+  std::vector<float> in, out;
+  if (rank == 0) {
+    in.resize(n);
+    out.resize(n);
+    if (o.command == "forward") std::copy(a.data.begin(), a.data.end(), in.begin());
+    else plan.from_mallat(a.data.data(), in.data());
+    std::printf("lwt2d-mpi %s: %d x %d, %d levels, %d units over %d ranks, policy %s, %u CPU + %u CUDA workers on "
+                "rank 0\n",
+                o.command.c_str(), shape[0], shape[1], o.levels, plan.units(), ranks, session.policy().c_str(),
+                session.cpu_workers(), session.cuda_workers());
+  }
+  starpu_mpi_barrier(MPI_COMM_WORLD);
+  const double t0 = starpu_timing_now();
+  std::vector<lwt::WorkerStats> stats;
+  if (o.command == "forward") lwt::forward(plan, lwt::Pipeline::Fused, in.data(), out.data(), &stats);
+  else lwt::inverse(plan, lwt::Pipeline::Fused, in.data(), out.data(), &stats);
+  starpu_mpi_barrier(MPI_COMM_WORLD);
+  const double ms = (starpu_timing_now() - t0) / 1e3;
+  session.end_job();
+  // What each rank ran, in rank order.
+  unsigned tasks = 0, units = 0;
+  for (const auto& w : stats) tasks += w.tasks, units += w.units;
+  for (int r = 0; r < ranks; ++r) {
+    if (r == rank) std::printf("rank %d: %u tasks, %u units on %zu workers\n", rank, tasks, units, stats.size());
+    std::fflush(stdout);
+    starpu_mpi_barrier(MPI_COMM_WORLD);
+  }
+  if (rank == 0) {
+    std::printf("%s %.2f ms, %.2f GB/s host to host\n", o.command.c_str(), ms, 2.0 * double(n) * 4 / (ms * 1e6));
+    std::vector<float> image(n);
+    if (o.command == "forward") plan.to_mallat(out.data(), image.data());
+    else image = out;
+    io::write_npy_f32(o.out, shape[0], shape[1], image.data(), o.in);
+    std::printf("wrote %s\n", o.out.c_str());
+    std::printf("RESULT lwt2d-mpi %s size=%dx%d levels=%d units=%d ranks=%d policy=%s ms=%.3f\n", o.command.c_str(),
+                shape[0], shape[1], o.levels, plan.units(), ranks, session.policy().c_str(), ms);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(parse(argc, argv));
+  } catch (const UsageError& e) {
+    if (apps::mpi::is_rank_zero()) std::fprintf(stderr, "lwt2d-mpi: %s\n", e.what());
+    return 2;
+  } catch (const lwt::PlanError& e) {
+    if (apps::mpi::is_rank_zero()) std::fprintf(stderr, "lwt2d-mpi: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "lwt2d-mpi: %s\n", e.what());
+    return 1;
+  }
+}

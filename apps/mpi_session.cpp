@@ -1,0 +1,34 @@
+#include "apps/mpi_session.hpp"
+
+#include <mpi.h>
+#include <starpu_mpi.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+namespace apps::mpi {
+
+int init(starpu_conf* conf) {
+  int provided = 0;
+  if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS)
+    throw std::runtime_error("MPI_Init_thread failed");
+  if (provided < MPI_THREAD_MULTIPLE) {
+    MPI_Finalize();
+    throw std::runtime_error("this MPI library does not provide MPI_THREAD_MULTIPLE");
+  }
+  return starpu_mpi_init_conf(nullptr, nullptr, 0, MPI_COMM_WORLD, conf);
+}
+
+void shutdown() {
+  starpu_mpi_shutdown();
+  MPI_Finalize();
+}
+
+bool is_rank_zero() {
+  for (const char* v : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
+    if (const char* r = std::getenv(v)) return std::strcmp(r, "0") == 0;
+  return true;
+}
+
+}  // namespace apps::mpi

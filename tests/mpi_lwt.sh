@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# lwt2d-mpi across 1 to 4 ranks on this machine (DESIGN §11): the forward and inverse
+# transforms equal one process's (`lwt2d forward`/`inverse` with the same units) bit for bit,
+# also for a height the rank count does not divide; every rank runs tasks; R ranks on a surface
+# too small for R units at the levels asked (seed 002 eq. 6.8) and other bad input end with one
+# `lwt2d-mpi:` line and exit status 2.
+#   bash tests/mpi_lwt.sh <lwt2d-mpi binary> <lwt2d binary> <mpiexec>
+set -u
+BIN=$1 LWT2D=$2 MPIEXEC=${3:-mpirun}
+dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
+export STARPU_SILENT=1 STARPU_NCPU=1 STARPU_NCUDA=0 STARPU_WORKERS_NOBIND=1 STARPU_HOME=$dir FNNDTPS_SAVE=0
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+fails=0; passed=0
+pass() { passed=$((passed + 1)); echo "ok   $*"; }
+fail() { fails=$((fails + 1)); echo "FAIL $*"; }
+run() { timeout -k 5 120 "$MPIEXEC" -np "$@" >"$dir/out.txt" 2>"$dir/err.txt"; }
+
+# expect_same NAME RANKS SURFACE LEVELS UNITS: forward, then inverse of its output, each equal
+# to one process's bytes, and every rank ran tasks.
+expect_same() {
+  local name=$1 np=$2 x=$3 levels=$4 units=$5 cmd
+  for cmd in forward inverse; do
+    local in=$x; [[ $cmd == inverse ]] && in=$dir/one-forward.npy
+    "$LWT2D" "$cmd" --in "$in" --out "$dir/one-$cmd.npy" --levels "$levels" --units "$units" >/dev/null 2>&1
+    run "$np" "$BIN" "$cmd" --in "$in" --out "$dir/mpi-$cmd.npy" --levels "$levels" --units "$units"; local rc=$?
+    local busy; busy=$(grep -c '^rank [0-9]*: [1-9][0-9]* tasks' "$dir/out.txt")
+    if [[ $rc -eq 0 && $busy -eq $np ]] && cmp -s "$dir/one-$cmd.npy" "$dir/mpi-$cmd.npy"; then
+      pass "$name, $cmd: $np ranks, equal to one process's bytes, $busy ranks ran tasks"
+    else
+      fail "$name, $cmd: $np ranks, exit $rc, $busy ranks ran tasks, outputs $(cmp "$dir/one-$cmd.npy" "$dir/mpi-$cmd.npy" 2>&1):"
+      cat "$dir/out.txt" "$dir/err.txt"
+    fi
+  done
+}
+
+"$LWT2D" generate --size 300x200 --seed 2 --out "$dir/even.npy" >/dev/null 2>&1
+"$LWT2D" generate --size 299x131 --seed 3 --out "$dir/odd.npy" >/dev/null 2>&1
+for np in 1 2 3 4; do expect_same "300 x 200, 3 levels, 8 units" "$np" "$dir/even.npy" 3 8; done
+expect_same "299 x 131 (odd), 3 levels, 7 units" 3 "$dir/odd.npy" 3 7
+expect_same "299 x 131 (odd), 2 levels, 6 units" 4 "$dir/odd.npy" 2 6
+
+# expect_fail NAME RANKS ARGS...: exit 2, one `lwt2d-mpi:` line (mpirun may add its own), no output.
+expect_fail() {
+  local name=$1 np=$2; shift 2
+  rm -f "$dir/bad.npy"
+  run "$np" "$BIN" "$@"; local rc=$?
+  local lines; lines=$(grep -c '^lwt2d-mpi: ' "$dir/err.txt")
+  if [[ $rc -eq 2 && $lines -eq 1 && ! -e $dir/bad.npy ]]; then pass "$name: $(grep '^lwt2d-mpi: ' "$dir/err.txt")"
+  else fail "$name: exit $rc, $lines lwt2d-mpi lines:"; cat "$dir/err.txt"; fi
+}
+"$LWT2D" generate --size 64x64 --out "$dir/small.npy" >/dev/null 2>&1
+expect_fail "4 ranks, 64 rows at 5 levels (eq. 6.8)" 4 forward --in "$dir/small.npy" --out "$dir/bad.npy" --levels 5
+expect_fail "missing input" 2 forward --in "$dir/none.npy" --out "$dir/bad.npy"
+expect_fail "unknown command" 2 transform --in "$dir/even.npy" --out "$dir/bad.npy"
+expect_fail "output over the input" 2 forward --in "$dir/even.npy" --out "$dir/even.npy"
+
+echo "$passed passed, $fails failed"
+[[ $fails -eq 0 ]]
