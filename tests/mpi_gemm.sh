@@ -61,6 +61,13 @@ expect_share() {
 expect_share "model shares, rank 1 slowed 2x" 0.22 0.42 --size 768 --tile 64 --iter 5
 expect_share "cyclic shares, rank 1 slowed 2x" 0.5 0.5 --size 768 --tile 64 --iter 2 --shares cyclic
 
+# A rank that dies (here before it even starts MPI) ends the job with a non-zero status, not a
+# hang: the launcher aborts the others.
+timeout -k 5 120 "$MPIEXEC" -np 1 "$BIN" --size 512 --tile 64 --iter 50 : -np 1 sh -c 'exit 3' \
+  >"$dir/out.txt" 2>"$dir/err.txt"; rc=$?
+if [[ $rc -ne 0 && $rc -ne 124 && $rc -ne 137 ]]; then pass "a rank dies: the job ends with status $rc"
+else fail "a rank dies: status $rc (124/137: it hung)"; cat "$dir/err.txt"; fi
+
 # expect_fail NAME ARGS...: exit 2 and one `gemm-mpi:` line (mpirun may add its own).
 expect_fail() {
   local name=$1; shift
