@@ -7,17 +7,7 @@
 #   bash tests/mpi_gemm.sh <gemm-mpi binary> <mpiexec>
 set -u
 BIN=$1 MPIEXEC=${2:-mpirun}
-dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
-# One CPU worker a rank, unbound (up to 4 ranks share this machine's cores); StarPU's models and
-# ours in this test's folder; OpenMPI as root, oversubscribed, without cross-memory attach
-# (containers often forbid it).
-export STARPU_SILENT=1 STARPU_NCPU=1 STARPU_NCUDA=0 STARPU_WORKERS_NOBIND=1 STARPU_HOME=$dir FNNDTPS_SAVE=0
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-export OMPI_MCA_btl_vader_single_copy_mechanism=none
-fails=0; passed=0
-pass() { passed=$((passed + 1)); echo "ok   $*"; }
-fail() { fails=$((fails + 1)); echo "FAIL $*"; }
-run() { timeout -k 5 120 "$MPIEXEC" -np "$@" >"$dir/out.txt" 2>"$dir/err.txt"; }
+source "$(dirname "$0")/mpi_common.sh"
 
 # expect_check NAME RANKS TOL ARGS...
 expect_check() {

@@ -7,14 +7,7 @@
 #   bash tests/mpi_lwt.sh <lwt2d-mpi binary> <lwt2d binary> <mpiexec>
 set -u
 BIN=$1 LWT2D=$2 MPIEXEC=${3:-mpirun}
-dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
-export STARPU_SILENT=1 STARPU_NCPU=1 STARPU_NCUDA=0 STARPU_WORKERS_NOBIND=1 STARPU_HOME=$dir FNNDTPS_SAVE=0
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-export OMPI_MCA_btl_vader_single_copy_mechanism=none
-fails=0; passed=0
-pass() { passed=$((passed + 1)); echo "ok   $*"; }
-fail() { fails=$((fails + 1)); echo "FAIL $*"; }
-run() { timeout -k 5 120 "$MPIEXEC" -np "$@" >"$dir/out.txt" 2>"$dir/err.txt"; }
+source "$(dirname "$0")/mpi_common.sh"
 
 # expect_same NAME RANKS SURFACE LEVELS UNITS: forward, then inverse of its output, each equal
 # to one process's bytes, and every rank ran tasks.
