@@ -36,7 +36,6 @@
 #include "apps/mpi_session.hpp"
 #include "apps/starpu_session.hpp"
 #include "codelets/gemm.hpp"
-#include "scheduler/plugin.hpp"
 
 namespace {
 
@@ -149,15 +148,6 @@ std::vector<int> owners_by_speed(int blocks, const std::vector<double>& speed) {
   return owner;
 }
 
-// This rank's speed for the block codelet: its workers' speeds under our policy (NaN under
-// another policy, or before any block ran here).
-double rank_speed() {
-  const auto d = sched::decision();
-  if (!d || d->codelet.empty()) return NAN;
-  double sum = 0;
-  for (const auto& w : d->workers) sum += w.speed;
-  return sum > 0 ? sum : NAN;
-}
 
 template <typename T>
 struct Block {
@@ -271,7 +261,7 @@ int run(const Options& o) {
       std::printf("iteration %d: %.3f ms, %.2f GFLOP/s\n", it, times.back(),
                   2.0 * o.m * double(o.n) * o.k / (times.back() * 1e6));
     // The next product's shares (every rank computes the same owners from the same speeds).
-    const double here = rank_speed();
+    const double here = apps::mpi::rank_speed();
     MPI_Allgather(&here, 1, MPI_DOUBLE, speeds.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD);
     const bool known = std::all_of(speeds.begin(), speeds.end(), [](double v) { return std::isfinite(v); });
     if (o.model_shares && known && it + 1 < o.iter) {

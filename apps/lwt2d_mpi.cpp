@@ -14,6 +14,7 @@
 #include <starpu_mpi.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -33,16 +34,21 @@ namespace {
 using apps::UsageError;
 
 const char* const kUsage =
-    "usage: mpirun -np R lwt2d-mpi forward --in X.npy --out C.npy [--levels N] [--units U]\n"
-    "       mpirun -np R lwt2d-mpi inverse --in C.npy --out Y.npy [--levels N] [--units U]\n"
+    "usage: mpirun -np R lwt2d-mpi forward --in X.npy --out C.npy [--levels N] [--units U] [--repeat N]\n"
+    "                                      [--shares model|even]\n"
+    "       mpirun -np R lwt2d-mpi inverse --in C.npy --out Y.npy [the same options]\n"
     "  The transform of `lwt2d forward` / `inverse` over R ranks: rank 0 reads and writes the files,\n"
     "  the data units (default: 4 a rank, at least 8) are spread over the ranks in contiguous groups,\n"
     "  and halos cross between neighbouring ranks. Every rank needs a unit: R ranks need R units, which\n"
-    "  the height and levels must allow (seed 002 eq. 6.8). Defaults: 4 levels.\n";
+    "  the height and levels must allow (seed 002 eq. 6.8). --repeat runs the transform N times (the\n"
+    "  median of all but the first is the RESULT); with --shares model (default) each run after the first\n"
+    "  gives each rank contiguous units in proportion to its speed (the sum of its workers' speeds under\n"
+    "  our policy) in the one before; even: as many units each. Defaults: 4 levels, 1 run.\n";
 
 struct Options {
   std::string command, in, out;
-  int levels = 4, units = 0;
+  int levels = 4, units = 0, repeat = 1;
+  bool model_shares = true;
 };
 
 int positive(const std::string& flag, const std::string& v) {
@@ -74,6 +80,12 @@ Options parse(int argc, char** argv) {
     else if (a == "--out") o.out = value();
     else if (a == "--levels") o.levels = positive(a, value());
     else if (a == "--units") o.units = positive(a, value());
+    else if (a == "--repeat") o.repeat = positive(a, value());
+    else if (a == "--shares") {
+      const std::string v = value();
+      if (v != "model" && v != "even") throw UsageError("--shares must be model or even, got '" + v + "'");
+      o.model_shares = v == "model";
+    }
     else throw UsageError("unknown option '" + a + "' (see --help)");
   }
   if (o.in.empty() || o.out.empty()) throw UsageError(o.command + " needs --in and --out");
@@ -81,6 +93,31 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
+
+// Contiguous groups of units, rank after rank, each as many as its share of the speeds (seed
+// 000's proportional division, one level up) and at least one, so that every rank stays
+// measured: the largest remainders take the units left.
+std::vector<int> units_by_speed(int units, const std::vector<double>& speed) {
+  const std::size_t ranks = speed.size();
+  double total = 0;
+  for (double v : speed) total += v;
+  std::vector<int> count(ranks, 1);
+  int left = units - int(ranks);
+  std::vector<double> want(ranks);
+  for (std::size_t r = 0; r < ranks; ++r) want[r] = std::max(0.0, speed[r] / total * units - 1);
+  for (std::size_t r = 0; r < ranks; ++r) {
+    const int c = std::min(left, int(want[r]));
+    count[r] += c, left -= c, want[r] -= c;
+  }
+  for (; left > 0; --left) {
+    const auto top = std::size_t(std::max_element(want.begin(), want.end()) - want.begin());
+    ++count[top];
+    want[top] -= 1;
+  }
+  std::vector<int> owner;
+  for (std::size_t r = 0; r < ranks; ++r) owner.insert(owner.end(), std::size_t(count[r]), int(r));
+  return owner;
+}
 
 int transform(const Options& o, const apps::StarpuSession& session, int rank, int ranks);
 
@@ -140,31 +177,51 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
                 o.command.c_str(), shape[0], shape[1], o.levels, plan.units(), ranks, session.policy().c_str(),
                 session.cpu_workers(), session.cuda_workers());
   }
-  starpu_mpi_barrier(MPI_COMM_WORLD);
-  const double t0 = starpu_timing_now();
+  // Units in contiguous groups, evenly for the first transform; with --shares model, each later
+  // one by the ranks' speeds after the one before.
+  std::vector<int> owner(std::size_t(plan.units()));
+  for (int k = 0; k < plan.units(); ++k) owner[std::size_t(k)] = int(static_cast<long long>(k) * ranks / plan.units());
+  std::vector<double> speeds(std::size_t(ranks), NAN), times;
   std::vector<lwt::WorkerStats> stats;
-  if (o.command == "forward") lwt::forward(plan, lwt::Pipeline::Fused, in.data(), out.data(), &stats);
-  else lwt::inverse(plan, lwt::Pipeline::Fused, in.data(), out.data(), &stats);
-  starpu_mpi_barrier(MPI_COMM_WORLD);
-  const double ms = (starpu_timing_now() - t0) / 1e3;
-  session.end_job();
-  // What each rank ran, in rank order.
-  unsigned tasks = 0, units = 0;
-  for (const auto& w : stats) tasks += w.tasks, units += w.units;
+  for (int r = 0; r < o.repeat; ++r) {
+    lwt::set_unit_ranks(owner);
+    starpu_mpi_barrier(MPI_COMM_WORLD);
+    const double t0 = starpu_timing_now();
+    if (o.command == "forward") lwt::forward(plan, lwt::Pipeline::Fused, in.data(), out.data(), &stats);
+    else lwt::inverse(plan, lwt::Pipeline::Fused, in.data(), out.data(), &stats);
+    starpu_mpi_barrier(MPI_COMM_WORLD);
+    times.push_back((starpu_timing_now() - t0) / 1e3);
+    session.end_job();
+    if (rank == 0)
+      std::printf("%s %d: %.2f ms, %.2f GB/s host to host\n", o.command.c_str(), r, times.back(),
+                  2.0 * double(n) * 4 / (times.back() * 1e6));
+    const double here = apps::mpi::rank_speed();
+    MPI_Allgather(&here, 1, MPI_DOUBLE, speeds.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD);
+    const bool known = std::all_of(speeds.begin(), speeds.end(), [](double v) { return std::isfinite(v); });
+    if (o.model_shares && known && r + 1 < o.repeat) owner = units_by_speed(plan.units(), speeds);
+  }
+  // Each rank's units and tasks in the last transform and its speed, in rank order.
+  const long mine = std::count(owner.begin(), owner.end(), rank);
+  unsigned tasks = 0;
+  for (const auto& w : stats) tasks += w.tasks;
   for (int r = 0; r < ranks; ++r) {
-    if (r == rank) std::printf("rank %d: %u tasks, %u units on %zu workers\n", rank, tasks, units, stats.size());
+    if (r == rank)
+      std::printf("rank %d: %ld of %d units, %u tasks, speed %.4g, %u CPU + %u CUDA workers\n", rank, mine,
+                  plan.units(), tasks, speeds[std::size_t(rank)], session.cpu_workers(), session.cuda_workers());
     std::fflush(stdout);
     starpu_mpi_barrier(MPI_COMM_WORLD);
   }
   if (rank == 0) {
-    std::printf("%s %.2f ms, %.2f GB/s host to host\n", o.command.c_str(), ms, 2.0 * double(n) * 4 / (ms * 1e6));
     std::vector<float> image(n);
     if (o.command == "forward") plan.to_mallat(out.data(), image.data());
     else image = out;
     io::write_npy_f32(o.out, shape[0], shape[1], image.data(), o.in);
     std::printf("wrote %s\n", o.out.c_str());
-    std::printf("RESULT lwt2d-mpi %s size=%dx%d levels=%d units=%d ranks=%d policy=%s ms=%.3f\n", o.command.c_str(),
-                shape[0], shape[1], o.levels, plan.units(), ranks, session.policy().c_str(), ms);
+    std::vector<double> later(times.begin() + (times.size() > 1 ? 1 : 0), times.end());
+    std::sort(later.begin(), later.end());
+    std::printf("RESULT lwt2d-mpi %s size=%dx%d levels=%d units=%d ranks=%d policy=%s median_ms=%.3f reps=%zu\n",
+                o.command.c_str(), shape[0], shape[1], o.levels, plan.units(), ranks, session.policy().c_str(),
+                later[later.size() / 2], later.size());
   }
   return 0;
 }

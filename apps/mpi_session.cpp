@@ -3,9 +3,12 @@
 #include <mpi.h>
 #include <starpu_mpi.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+
+#include "scheduler/plugin.hpp"
 
 namespace apps::mpi {
 
@@ -29,6 +32,14 @@ bool is_rank_zero() {
   for (const char* v : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
     if (const char* r = std::getenv(v)) return std::strcmp(r, "0") == 0;
   return true;
+}
+
+double rank_speed() {
+  const auto d = sched::decision();
+  if (!d || d->codelet.empty()) return NAN;
+  double sum = 0;
+  for (const auto& w : d->workers) sum += w.speed;
+  return sum > 0 ? sum : NAN;
 }
 
 }  // namespace apps::mpi

@@ -12,5 +12,9 @@ void shutdown();  // StarPU-MPI, then MPI
 // Whether this process is rank 0, from the launcher's environment: usable before MPI starts,
 // so that a usage error is printed once, not once per rank.
 bool is_rank_zero();
+// This rank's speed for the codelet that ran the most work: the sum of its workers' speeds
+// under our policy (work per microsecond; NaN under another policy or before any task ran).
+// Node shares come from the same model as the workers' (DESIGN §11).
+double rank_speed();
 
 }  // namespace apps::mpi

@@ -271,8 +271,13 @@ Codelets& codelets() {
 struct Ranks {
   int rank = 0, size = 1;
   long next_tag = 0;  // StarPU-MPI's tag of the next handle registered in this transform
-  int of_unit(int k, int units) const { return int(static_cast<long long>(k) * size / units); }
+  int of_unit(int k, int units) const {
+    if (std::size_t(units) == chosen.size()) return chosen[std::size_t(k)];
+    return int(static_cast<long long>(k) * size / units);
+  }
+  static std::vector<int> chosen;  // set_unit_ranks()
 };
+std::vector<int> Ranks::chosen;
 Ranks ranks;
 
 // Called at the start of each transform.
@@ -351,6 +356,8 @@ class Submit {
 std::deque<Args> Submit::mpi_args;
 
 }  // namespace
+
+void set_unit_ranks(const std::vector<int>& owner) { Ranks::chosen = owner; }
 
 Pipeline parse_pipeline(const std::string& name) {
   if (name == "fused") return Pipeline::Fused;

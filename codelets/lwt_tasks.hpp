@@ -38,6 +38,10 @@ void forward(const Plan& plan, Pipeline pipeline, const float* image, float* uni
 void inverse(const Plan& plan, Pipeline pipeline, const float* units_layout, float* image,
              std::vector<WorkerStats>* stats = nullptr);
 
+// Across ranks: the rank of each unit for the next transforms of plans of owner.size() units
+// (every rank passes the same); other plans, or an empty vector, spread units evenly.
+void set_unit_ranks(const std::vector<int>& owner);
+
 // Tasks one transform submits (for reports and tests).
 long task_count(const Plan& plan, Pipeline pipeline, bool forward);
 
