@@ -12,7 +12,11 @@
 // - model (default): the first product cyclic; after each product the ranks exchange their
 //   speeds, a rank's speed being the sum of its workers' speeds for the block codelet as our
 //   policy has them (seed 000's model, one level up; DESIGN §11), and each rank takes a share
-//   of the next product's blocks in proportion. Under a policy not ours, cyclic.
+//   of the next product's blocks in proportion. Under a policy not ours, cyclic;
+// - dtps (two ranks): seed 001's DTPS between the two ranks as between its CPU and GPU classes
+//   (§1.3; seed 001 is a strategy for heterogeneous clusters): rank 0's share of the blocks
+//   starts at 1/2 and is corrected after each product from the delay coefficient of the ranks'
+//   times (each rank's busiest worker's time in the block codelet), by sched::DtpsController.
 // --check gathers C on rank 0 and compares it with a plain reference product of the same A and
 // B there.
 #include <cblas.h>
@@ -36,6 +40,7 @@
 #include "apps/mpi_session.hpp"
 #include "apps/starpu_session.hpp"
 #include "codelets/gemm.hpp"
+#include "scheduler/dtps.hpp"
 
 namespace {
 
@@ -43,11 +48,12 @@ using apps::UsageError;
 
 const char* const kUsage =
     "usage: mpirun -np R gemm-mpi [--precision s|d] [--size N | --m M --n N --k K] [--tile B] [--iter I]\n"
-    "                             [--shares model|cyclic] [--check]\n"
+    "                             [--shares model|cyclic|dtps] [--check]\n"
     "  C (m x n) = A (m x k) B (k x n) over R ranks, one task per B x B block of C over the whole k.\n"
     "  Defaults: s, 2048, tile 256, 3 iterations, model. cyclic: C's blocks 2D block-cyclic over the\n"
     "  ranks; model: the first product cyclic, then each rank's share of the blocks in proportion to its\n"
-    "  speed (the sum of its workers' speeds under our policies). --check gathers C on rank 0 and compares\n"
+    "  speed (the sum of its workers' speeds under our policies); dtps (2 ranks): rank 0's share corrected\n"
+    "  after each product from the two ranks' times (seed 001). --check gathers C on rank 0 and compares\n"
     "  it with a plain reference product there: max|C - C_ref| / max|C_ref|, tolerance 1e-5 (s) or\n"
     "  1e-12 (d); exit status 1 beyond it. Each rank's workers and policy come from StarPU's environment.\n";
 
@@ -55,7 +61,7 @@ struct Options {
   bool single = true;
   int m = 2048, n = 2048, k = 2048, tile = 256, iter = 3;
   bool check = false;
-  bool model_shares = true;
+  enum class Shares { Cyclic, Model, Dtps } shares = Shares::Model;
 };
 
 int positive(const std::string& flag, const std::string& v) {
@@ -95,8 +101,9 @@ Options parse(int argc, char** argv) {
       o.check = true;
     } else if (a == "--shares") {
       const std::string v = value();
-      if (v != "model" && v != "cyclic") throw UsageError("--shares must be model or cyclic, got '" + v + "'");
-      o.model_shares = v == "model";
+      if (v != "model" && v != "cyclic" && v != "dtps")
+        throw UsageError("--shares must be model, cyclic or dtps, got '" + v + "'");
+      o.shares = v == "model" ? Options::Shares::Model : v == "cyclic" ? Options::Shares::Cyclic : Options::Shares::Dtps;
     } else if (a == "-h" || a == "--help") {
       std::fputs(kUsage, stdout);
       std::exit(0);
@@ -216,6 +223,14 @@ int run(const Options& o) {
   int rank = 0, ranks = 1;
   starpu_mpi_comm_rank(MPI_COMM_WORLD, &rank);
   starpu_mpi_comm_size(MPI_COMM_WORLD, &ranks);
+  if (o.shares == Options::Shares::Dtps && ranks != 2) {  // every rank sees it: all end alike
+    if (rank == 0) std::fprintf(stderr, "gemm-mpi: --shares dtps balances 2 ranks (seed 001's two classes), not %d\n", ranks);
+    std::fflush(stderr);
+    starpu_mpi_barrier(MPI_COMM_WORLD);
+    return 2;
+  }
+  sched::DtpsController dtps;  // rank 0 as seed 001's first class, rank 1 as its second
+  std::vector<double> busy_before;
   const Grid grid(ranks);
   const std::vector<int> rows = gemm::blocks(o.m, {o.tile}), cols = gemm::blocks(o.n, {o.tile});
   const int mt = int(rows.size()), nt = int(cols.size());
@@ -260,14 +275,35 @@ int run(const Options& o) {
     if (rank == 0)
       std::printf("iteration %d: %.3f ms, %.2f GFLOP/s\n", it, times.back(),
                   2.0 * o.m * double(o.n) * o.k / (times.back() * 1e6));
-    // The next product's shares (every rank computes the same owners from the same speeds).
+    // The next product's shares (every rank computes the same owners from the same numbers).
     const double here = apps::mpi::rank_speed();
     MPI_Allgather(&here, 1, MPI_DOUBLE, speeds.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD);
     const bool known = std::all_of(speeds.begin(), speeds.end(), [](double v) { return std::isfinite(v); });
-    if (o.model_shares && known && it + 1 < o.iter) {
-      owner = owners_by_speed(mt * nt, speeds);
-      for (std::size_t x = 0; x < owner.size(); ++x) starpu_mpi_data_set_rank(c[x].h, owner[x]);
+    if (o.shares == Options::Shares::Model && known && it + 1 < o.iter) owner = owners_by_speed(mt * nt, speeds);
+    if (o.shares == Options::Shares::Dtps) {
+      // Each rank's time: its busiest worker's time in the block codelet during this product.
+      const std::vector<double> busy = apps::mpi::worker_busy_ms();
+      double mine_ms = 0;
+      for (std::size_t w = 0; w < busy.size(); ++w)
+        mine_ms = std::max(mine_ms, busy[w] - (w < busy_before.size() ? busy_before[w] : 0.0));
+      busy_before = busy;
+      double t[2];
+      MPI_Allgather(&mine_ms, 1, MPI_DOUBLE, t, 1, MPI_DOUBLE, MPI_COMM_WORLD);
+      double first = 0, total = 0;  // the share of the product's flops rank 0 ran
+      for (int i = 0; i < mt; ++i)
+        for (int j = 0; j < nt; ++j) {
+          const double f = double(rows[std::size_t(i)]) * cols[std::size_t(j)];
+          total += f;
+          if (owner[std::size_t(i * nt + j)] == 0) first += f;
+        }
+      const sched::DtpsUpdate u = dtps.end_batch(t[0], t[1], first / total);
+      if (rank == 0)
+        std::printf("dtps: rank 0 %.3f ms, rank 1 %.3f ms, m %.3f (%s), rank 0's share %.3f -> %.3f\n", t[0], t[1],
+                    u.m_before, sched::to_string(u.kind), first / total, dtps.alpha());
+      if (it + 1 < o.iter) owner = owners_by_speed(mt * nt, {dtps.alpha(), 1 - dtps.alpha()});
     }
+    for (std::size_t x = 0; x < owner.size(); ++x)
+      if (starpu_mpi_data_get_rank(c[x].h) != owner[x]) starpu_mpi_data_set_rank(c[x].h, owner[x]);
   }
   // Each rank's blocks in the last product and its speed, in rank order.
   double total_speed = 0;

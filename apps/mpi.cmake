@@ -8,7 +8,7 @@ if(FNNDTPS_MPI AND TARGET apps_starpu)
   target_link_libraries(apps_mpi PUBLIC apps_starpu PkgConfig::STARPUMPI MPI::MPI_C PRIVATE fnndtps_warnings)
 
   add_executable(gemm-mpi ${CMAKE_CURRENT_LIST_DIR}/gemm_mpi.cpp)
-  target_link_libraries(gemm-mpi PRIVATE gemm_starpu apps_mpi fnndtps_warnings)
+  target_link_libraries(gemm-mpi PRIVATE gemm_starpu apps_mpi sched_dtps fnndtps_warnings)
   add_executable(lwt2d-mpi ${CMAKE_CURRENT_LIST_DIR}/lwt2d_mpi.cpp)
   target_link_libraries(lwt2d-mpi PRIVATE lwt_starpu lwt_io apps_mpi fnndtps_warnings)
 endif()

@@ -42,4 +42,12 @@ double rank_speed() {
   return sum > 0 ? sum : NAN;
 }
 
+std::vector<double> worker_busy_ms() {
+  std::vector<double> busy;
+  const auto d = sched::decision();
+  if (d && !d->codelet.empty())
+    for (const auto& w : d->workers) busy.push_back(w.busy_ms);
+  return busy;
+}
+
 }  // namespace apps::mpi

@@ -3,6 +3,8 @@
 
 #include <starpu.h>
 
+#include <vector>
+
 namespace apps::mpi {
 
 // MPI for any thread (the apps call MPI themselves while StarPU-MPI's progression thread polls
@@ -16,5 +18,7 @@ bool is_rank_zero();
 // under our policy (work per microsecond; NaN under another policy or before any task ran).
 // Node shares come from the same model as the workers' (DESIGN §11).
 double rank_speed();
+// Each of this rank's workers' time in that codelet so far, in ms (empty as rank_speed's NaN).
+std::vector<double> worker_busy_ms();
 
 }  // namespace apps::mpi

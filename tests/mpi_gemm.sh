@@ -2,7 +2,8 @@
 # gemm-mpi across 1 to 4 ranks on this machine (DESIGN §11): ragged products equal the
 # reference (float within 1e-5, double within 1e-12, max|C - C_ref| / max|C_ref|, as
 # tests/cli_gemm.sh) under our policies and a built-in; every rank reports its blocks and they
-# add up to all of C; a rank whose worker is slowed 2x gets about a third of the blocks; bad
+# add up to all of C; a rank whose worker is slowed 2x gets about a third of the blocks, by the
+# model's speeds and by seed 001's DTPS between two ranks; bad
 # input ends with one `gemm-mpi:` line and exit status 2.
 #   bash tests/mpi_gemm.sh <gemm-mpi binary> <mpiexec>
 set -u
@@ -50,6 +51,8 @@ expect_share() {
 }
 expect_share "model shares, rank 1 slowed 2x" 0.22 0.42 --size 768 --tile 64 --iter 5
 expect_share "cyclic shares, rank 1 slowed 2x" 0.5 0.5 --size 768 --tile 64 --iter 2 --shares cyclic
+# Seed 001's DTPS between the two ranks: the measured times, not the model, correct the split.
+expect_share "dtps shares, rank 1 slowed 2x" 0.2 0.42 --size 768 --tile 64 --iter 8 --shares dtps
 
 # A rank that dies (here before it even starts MPI) ends the job with a non-zero status, not a
 # hang: the launcher aborts the others.
@@ -70,6 +73,9 @@ expect_fail "tile 0" --tile 0
 expect_fail "unknown option" --split 2d
 expect_fail "bad precision" --precision h
 expect_fail "bad shares" --shares even
+run 3 "$BIN" --size 256 --shares dtps; rc=$?
+if [[ $rc -eq 2 && $(grep -c '^gemm-mpi: ' "$dir/err.txt") -eq 1 ]]; then pass "dtps over 3 ranks: $(grep '^gemm-mpi: ' "$dir/err.txt")"
+else fail "dtps over 3 ranks: exit $rc:"; cat "$dir/err.txt"; fi
 STARPU_SCHED=nosuch expect_fail "unknown policy"
 
 echo "$passed passed, $fails failed"
