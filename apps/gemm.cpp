@@ -31,6 +31,7 @@
 namespace {
 
 using apps::UsageError;
+using apps::parse_positive;
 
 const char* const kUsage =
     "usage: gemm [--precision s|d] [--size N | --m M --n N --k K] [--split 2d|3d] [--tile B | --tiles B1,B2,...]\n"
@@ -62,17 +63,6 @@ struct Options {
 
 // The most tile tasks one product may submit: StarPU keeps every submitted task in memory.
 constexpr long long kMaxTasks = 1LL << 22;
-
-int parse_positive(const std::string& flag, const std::string& v) {
-  char* end = nullptr;
-  errno = 0;
-  const long long x = std::strtoll(v.c_str(), &end, 10);
-  if (v.empty() || *end != '\0' || errno == ERANGE)
-    throw UsageError(flag + " needs a positive integer, got '" + v + "'");
-  if (x < 1) throw UsageError(flag + " must be at least 1, got " + v);
-  if (x > INT_MAX) throw UsageError(flag + " must be at most " + std::to_string(INT_MAX) + ", got " + v);
-  return int(x);
-}
 
 constexpr std::size_t kMaxWidths = 64;
 

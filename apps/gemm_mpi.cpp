@@ -45,6 +45,7 @@
 namespace {
 
 using apps::UsageError;
+using apps::parse_positive;
 
 const char* const kUsage =
     "usage: mpirun -np R gemm-mpi [--precision s|d] [--size N | --m M --n N --k K] [--tile B] [--iter I]\n"
@@ -64,15 +65,6 @@ struct Options {
   enum class Shares { Cyclic, Model, Dtps } shares = Shares::Model;
 };
 
-int positive(const std::string& flag, const std::string& v) {
-  char* end = nullptr;
-  errno = 0;
-  const long long x = std::strtoll(v.c_str(), &end, 10);
-  if (v.empty() || *end != '\0' || errno == ERANGE || x < 1 || x > INT_MAX)
-    throw UsageError(flag + " needs a positive integer, got '" + v + "'");
-  return int(x);
-}
-
 Options parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
@@ -86,17 +78,17 @@ Options parse(int argc, char** argv) {
       if (p != "s" && p != "d") throw UsageError("--precision must be s or d, got '" + p + "'");
       o.single = p == "s";
     } else if (a == "--size") {
-      o.m = o.n = o.k = positive(a, value());
+      o.m = o.n = o.k = parse_positive(a, value());
     } else if (a == "--m") {
-      o.m = positive(a, value());
+      o.m = parse_positive(a, value());
     } else if (a == "--n") {
-      o.n = positive(a, value());
+      o.n = parse_positive(a, value());
     } else if (a == "--k") {
-      o.k = positive(a, value());
+      o.k = parse_positive(a, value());
     } else if (a == "--tile") {
-      o.tile = positive(a, value());
+      o.tile = parse_positive(a, value());
     } else if (a == "--iter") {
-      o.iter = positive(a, value());
+      o.iter = parse_positive(a, value());
     } else if (a == "--check") {
       o.check = true;
     } else if (a == "--shares") {
@@ -111,6 +103,11 @@ Options parse(int argc, char** argv) {
       throw UsageError("unknown option '" + a + "' (see --help)");
     }
   }
+  // StarPU keeps every submitted task and registered handle in memory (gemm's bound too).
+  constexpr long long kMaxBlocks = 1LL << 22;
+  if (static_cast<long long>(gemm::tile_count(o.m, o.tile)) * gemm::tile_count(o.n, o.tile) > kMaxBlocks)
+    throw UsageError("--tile " + std::to_string(o.tile) + " makes more than " + std::to_string(kMaxBlocks) +
+                     " C blocks; use a larger tile");
   return o;
 }
 
@@ -182,6 +179,9 @@ void make_block(Block<T>& b, int matrix, int row0, int col0, int rows, int cols,
   starpu_mpi_data_register(b.h, tag, owner);
 }
 
+// Its own codelet, not gemm's tile codelet: that one reads per-task arguments (beta, TF32, the
+// report's counts) and has a CUDA implementation; the MPI build has CPU workers only, and each
+// task here writes its whole C block (beta = 0).
 template <typename T>
 void block_cpu(void* buffers[], void* /*arg*/) {
   const auto dims = [](void* m) {

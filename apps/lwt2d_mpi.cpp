@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,7 @@
 namespace {
 
 using apps::UsageError;
+using apps::parse_positive;
 
 const char* const kUsage =
     "usage: mpirun -np R lwt2d-mpi forward --in X.npy --out C.npy [--levels N] [--units U] [--repeat N]\n"
@@ -51,15 +53,6 @@ struct Options {
   bool model_shares = true;
 };
 
-int positive(const std::string& flag, const std::string& v) {
-  char* end = nullptr;
-  errno = 0;
-  const long long x = std::strtoll(v.c_str(), &end, 10);
-  if (v.empty() || *end != '\0' || errno == ERANGE || x < 1 || x > INT_MAX)
-    throw UsageError(flag + " needs a positive integer, got '" + v + "'");
-  return int(x);
-}
-
 Options parse(int argc, char** argv) {
   if (argc >= 2 && (std::strcmp(argv[1], "-h") == 0 || std::strcmp(argv[1], "--help") == 0)) {
     std::fputs(kUsage, stdout);
@@ -78,9 +71,9 @@ Options parse(int argc, char** argv) {
     };
     if (a == "--in") o.in = value();
     else if (a == "--out") o.out = value();
-    else if (a == "--levels") o.levels = positive(a, value());
-    else if (a == "--units") o.units = positive(a, value());
-    else if (a == "--repeat") o.repeat = positive(a, value());
+    else if (a == "--levels") o.levels = parse_positive(a, value());
+    else if (a == "--units") o.units = parse_positive(a, value());
+    else if (a == "--repeat") o.repeat = parse_positive(a, value());
     else if (a == "--shares") {
       const std::string v = value();
       if (v != "model" && v != "even") throw UsageError("--shares must be model or even, got '" + v + "'");
@@ -182,6 +175,7 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
   std::vector<int> owner(std::size_t(plan.units()));
   for (int k = 0; k < plan.units(); ++k) owner[std::size_t(k)] = int(static_cast<long long>(k) * ranks / plan.units());
   std::vector<double> speeds(std::size_t(ranks), NAN), times;
+  std::vector<double> planned(std::size_t(ranks), 1.0 / ranks);  // the speed shares `owner` follows
   std::vector<lwt::WorkerStats> stats;
   for (int r = 0; r < o.repeat; ++r) {
     lwt::set_unit_ranks(owner);
@@ -198,7 +192,11 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
     const double here = apps::mpi::rank_speed();
     MPI_Allgather(&here, 1, MPI_DOUBLE, speeds.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD);
     const bool known = std::all_of(speeds.begin(), speeds.end(), [](double v) { return std::isfinite(v); });
-    if (o.model_shares && known && r + 1 < o.repeat) owner = units_by_speed(plan.units(), speeds);
+    if (o.model_shares && known && r + 1 < o.repeat) {
+      owner = units_by_speed(plan.units(), speeds);
+      const double total = std::accumulate(speeds.begin(), speeds.end(), 0.0);
+      for (int q = 0; q < ranks; ++q) planned[std::size_t(q)] = speeds[std::size_t(q)] / total;
+    }
   }
   // Each rank's units and tasks in the last transform and its speed, in rank order.
   const long mine = std::count(owner.begin(), owner.end(), rank);
@@ -206,8 +204,9 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
   for (const auto& w : stats) tasks += w.tasks;
   for (int r = 0; r < ranks; ++r) {
     if (r == rank)
-      std::printf("rank %d: %ld of %d units, %u tasks, speed %.4g, %u CPU + %u CUDA workers\n", rank, mine,
-                  plan.units(), tasks, speeds[std::size_t(rank)], session.cpu_workers(), session.cuda_workers());
+      std::printf("rank %d: %ld of %d units, planned share %.3f, %u tasks, speed %.4g, %u CPU + %u CUDA workers\n",
+                  rank, mine, plan.units(), planned[std::size_t(rank)], tasks, speeds[std::size_t(rank)],
+                  session.cpu_workers(), session.cuda_workers());
     std::fflush(stdout);
     starpu_mpi_barrier(MPI_COMM_WORLD);
   }

@@ -3,6 +3,8 @@
 #include <starpu.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -32,6 +34,17 @@ int env_int(const char* name, int fallback) {
 }
 
 }  // namespace
+
+int parse_positive(const std::string& flag, const std::string& v) {
+  char* end = nullptr;
+  errno = 0;
+  const long long x = std::strtoll(v.c_str(), &end, 10);
+  if (v.empty() || *end != '\0' || errno == ERANGE)
+    throw UsageError(flag + " needs a positive integer, got '" + v + "'");
+  if (x < 1) throw UsageError(flag + " must be at least 1, got " + v);
+  if (x > INT_MAX) throw UsageError(flag + " must be at most " + std::to_string(INT_MAX) + ", got " + v);
+  return int(x);
+}
 
 StarpuSession::StarpuSession(const char* default_policy, Init init, Shutdown shutdown) : shutdown_(shutdown) {
   try {  // a bad FNNDTPS_SIM_ setting: one line before StarPU starts

@@ -24,6 +24,9 @@ struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A command line's positive integer `v` for `flag`, at most INT_MAX; throws UsageError.
+int parse_positive(const std::string& flag, const std::string& v);
+
 class StarpuSession {
  public:
   // `default_policy`: one of ours, used where STARPU_SCHED names none (null: StarPU's default).

@@ -12,3 +12,12 @@ pass() { passed=$((passed + 1)); echo "ok   $*"; }
 fail() { fails=$((fails + 1)); echo "FAIL $*"; }
 # run RANKS CMD...: one job, its output in $dir/out.txt and $dir/err.txt.
 run() { timeout -k 5 120 "$MPIEXEC" -np "$@" >"$dir/out.txt" 2>"$dir/err.txt"; }
+# run_slowed CMD...: one job of two ranks, rank 1's worker emulated 2x slower (FNNDTPS_SLOWDOWN
+# on that rank only); output as run's.
+run_slowed() {
+  timeout -k 5 120 "$MPIEXEC" -np 1 "$@" : -np 1 env FNNDTPS_SLOWDOWN=0:2 "$@" >"$dir/out.txt" 2>"$dir/err.txt"
+}
+# slowed_share WHAT: rank 1's share of WHAT (blocks, units), from its line "rank 1: N of M WHAT...".
+slowed_share() { awk -v what="$1" '$1 == "rank" && $2 == "1:" && $6 ~ "^" what { printf "%.3f", $3 / $5 }' "$dir/out.txt"; }
+# within X LO HI: LO <= X <= HI.
+within() { awk -v s="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(s >= lo && s <= hi) }'; }

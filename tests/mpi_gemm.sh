@@ -39,11 +39,9 @@ done
 # --shares cyclic, half.
 expect_share() {
   local name=$1 lo=$2 hi=$3; shift 3
-  timeout -k 5 120 "$MPIEXEC" -np 1 "$BIN" "$@" --check : -np 1 env FNNDTPS_SLOWDOWN=0:2 "$BIN" "$@" --check \
-    >"$dir/out.txt" 2>"$dir/err.txt"; local rc=$?
-  local share; share=$(awk '/^rank 1: [0-9]* of [0-9]* blocks/ { printf "%.3f", $3 / $5 }' "$dir/out.txt")
-  if [[ $rc -eq 0 && -n $share ]] && grep -q '^check: .*: ok' "$dir/out.txt" \
-     && awk -v s="$share" -v lo="$lo" -v hi="$hi" 'BEGIN { exit !(s >= lo && s <= hi) }'; then
+  run_slowed "$BIN" "$@" --check; local rc=$?
+  local share; share=$(slowed_share blocks)
+  if [[ $rc -eq 0 && -n $share ]] && grep -q '^check: .*: ok' "$dir/out.txt" && within "$share" "$lo" "$hi"; then
     pass "$name: the slowed rank's share of the blocks $share, within [$lo, $hi]"
   else
     fail "$name: exit $rc, the slowed rank's share '$share' (want [$lo, $hi]):"; cat "$dir/out.txt" "$dir/err.txt"
@@ -70,6 +68,7 @@ expect_fail() {
   else fail "$name: exit $rc, $lines gemm-mpi lines:"; cat "$dir/err.txt"; fi
 }
 expect_fail "tile 0" --tile 0
+expect_fail "more blocks than StarPU can hold" --size 100000 --tile 1
 expect_fail "unknown option" --split 2d
 expect_fail "bad precision" --precision h
 expect_fail "bad shares" --shares even

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # lwt2d-mpi across 1 to 4 ranks on this machine (DESIGN §11): the forward and inverse
 # transforms equal one process's (`lwt2d forward`/`inverse` with the same units) bit for bit,
-# also for a height the rank count does not divide; every rank runs tasks; a rank slowed 2x gets
-# about a third of the units under --shares model; R ranks on a surface
+# also for a height the rank count does not divide; every rank runs tasks; under --shares model a
+# rank slowed 2x gets its share of the ranks' speeds, well below half; R ranks on a surface
 # too small for R units at the levels asked (seed 002 eq. 6.8) and other bad input end with one
 # `lwt2d-mpi:` line and exit status 2.
 #   bash tests/mpi_lwt.sh <lwt2d-mpi binary> <lwt2d binary> <mpiexec>
@@ -18,7 +18,7 @@ expect_same() {
     local in=$x; [[ $cmd == inverse ]] && in=$dir/one-forward.npy
     "$LWT2D" "$cmd" --in "$in" --out "$dir/one-$cmd.npy" --levels "$levels" --units "$units" >/dev/null 2>&1
     run "$np" "$BIN" "$cmd" --in "$in" --out "$dir/mpi-$cmd.npy" --levels "$levels" --units "$units"; local rc=$?
-    local busy; busy=$(grep -c '^rank [0-9]*: [1-9][0-9]* of [0-9]* units, [1-9][0-9]* tasks' "$dir/out.txt")
+    local busy; busy=$(grep -c '^rank [0-9]*: [1-9][0-9]* of [0-9]* units, planned share [0-9.]*, [1-9][0-9]* tasks' "$dir/out.txt")
     if [[ $rc -eq 0 && $busy -eq $np ]] && cmp -s "$dir/one-$cmd.npy" "$dir/mpi-$cmd.npy"; then
       pass "$name, $cmd: $np ranks, equal to one process's bytes, $busy ranks ran tasks"
     else
@@ -34,24 +34,29 @@ for np in 1 2 3 4; do expect_same "300 x 200, 3 levels, 8 units" "$np" "$dir/eve
 expect_same "299 x 131 (odd), 3 levels, 7 units" 3 "$dir/odd.npy" 3 7
 expect_same "299 x 131 (odd), 2 levels, 6 units" 4 "$dir/odd.npy" 2 6
 
-# Node shares from the same model: rank 1's worker emulated 2x slower gets about a third of the
-# units once a transform has measured it (even: half); the output is still one process's.
+# Node shares from the same model: rank 1's worker emulated 2x slower; once a transform has
+# measured it, its units are its share of the ranks' speeds (within the one unit that contiguous
+# groups round by) and well below half; even: half. The output is still one process's. (Its
+# measured speed comes out 0.27-0.36 of the other's here, not 1/2: on this 2-core machine each
+# rank's worker, main and MPI progression threads share the cores.)
 expect_share() {
   local name=$1 lo=$2 hi=$3; shift 3
-  local args=(forward --in "$dir/wide.npy" --out "$dir/mpi-share.npy" --levels 3 --units 24 --repeat 5 "$@")
-  timeout -k 5 120 "$MPIEXEC" -np 1 "$BIN" "${args[@]}" : -np 1 env FNNDTPS_SLOWDOWN=0:2 "$BIN" "${args[@]}" \
-    >"$dir/out.txt" 2>"$dir/err.txt"; local rc=$?
-  local share; share=$(awk '/^rank 1: [0-9]* of [0-9]* units/ { printf "%.3f", $3 / $5 }' "$dir/out.txt")
-  if [[ $rc -eq 0 && -n $share ]] && cmp -s "$dir/one-share.npy" "$dir/mpi-share.npy" \
-     && awk -v s="$share" -v lo="$lo" -v hi="$hi" 'BEGIN { exit !(s >= lo && s <= hi) }'; then
-    pass "$name: the slowed rank's share of the units $share, within [$lo, $hi]; output equal to one process's"
+  run_slowed "$BIN" forward --in "$dir/wide.npy" --out "$dir/mpi-share.npy" --levels 3 --units 24 --repeat 5 "$@"
+  local rc=$? share planned
+  share=$(slowed_share units)
+  planned=$(awk '/^rank 1: .* units, planned share / { sub(",", "", $9); print $9 }' "$dir/out.txt")
+  if [[ $rc -eq 0 && -n $share && -n $planned ]] && cmp -s "$dir/one-share.npy" "$dir/mpi-share.npy" \
+     && within "$planned" "$lo" "$hi" && within "$share" "$(awk -v p="$planned" 'BEGIN { print p - 1 / 24 }')" \
+          "$(awk -v p="$planned" 'BEGIN { print p + 1 / 24 }')"; then
+    pass "$name: the slowed rank's share of the units $share, of the speeds $planned (within [$lo, $hi])"
   else
-    fail "$name: exit $rc, the slowed rank's share '$share' (want [$lo, $hi]):"; cat "$dir/out.txt" "$dir/err.txt"
+    fail "$name: exit $rc, the slowed rank's share of the units '$share', of the speeds '$planned' (want [$lo, $hi]):"
+    cat "$dir/out.txt" "$dir/err.txt"
   fi
 }
 "$LWT2D" generate --size 1024x512 --seed 4 --out "$dir/wide.npy" >/dev/null 2>&1
 "$LWT2D" forward --in "$dir/wide.npy" --out "$dir/one-share.npy" --levels 3 --units 24 >/dev/null 2>&1
-expect_share "model shares, rank 1 slowed 2x" 0.2 0.45
+expect_share "model shares, rank 1 slowed 2x" 0.1 0.45
 expect_share "even shares, rank 1 slowed 2x" 0.5 0.5 --shares even
 
 # expect_fail NAME RANKS ARGS...: exit 2, one `lwt2d-mpi:` line (mpirun may add its own), no output.
