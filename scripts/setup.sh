@@ -50,14 +50,13 @@ SRC
 have_cuda() { [[ -x $CUDA_DIR/bin/nvcc ]]; }
 
 # starpu_flags native|simgrid|mpi: the same build but for CUDA, SimGrid and MPI (maxcpus and
-# maxcudadev too: simulated platforms have up to 8 GPUs and 128 cores). The MPI build is for
-# CPU workers only: the GPU machine has no MPI, and its ranks run on one host here.
+# maxcudadev too: simulated platforms have up to 8 GPUs and 128 cores). The MPI build has CUDA
+# where nvcc exists, so that a rank can drive a GPU.
 starpu_flags() {
   local f=(--enable-maxcudadev=8 --enable-maxcpus=128 --disable-opencl --disable-fortran --disable-socl --disable-starpupy
            --disable-build-doc --disable-openmp --disable-starpurm --disable-hdf5 --disable-starpufft
            --disable-build-examples --disable-build-tests)
-  if [[ $1 == mpi ]]; then echo "${f[@]} --enable-mpi --disable-mpi-minimal-tests --disable-cuda"; return; fi
-  f+=(--disable-mpi)
+  if [[ $1 == mpi ]]; then f+=(--enable-mpi --disable-mpi-minimal-tests); else f+=(--disable-mpi); fi
   if [[ $1 == simgrid ]]; then f+=(--disable-cuda --enable-simgrid)
   elif have_cuda; then f+=(--enable-cuda "--with-cuda-dir=$CUDA_DIR"); else f+=(--disable-cuda); fi
   echo "${f[@]}"
@@ -108,13 +107,13 @@ PY
 
 install_packages
 mkdir -p "$CACHE_ROOT"
+prefix=$(build_starpu native)
+[[ -f $prefix/.complete ]] || die "StarPU set-up did not complete"
+echo "$prefix" >"$CACHE_ROOT/current"
 sim=$(build_starpu simgrid)
 [[ -f $sim/.complete ]] || die "StarPU (simgrid) set-up did not complete"
 echo "$sim" >"$CACHE_ROOT/current-simgrid"
 mpi=$(build_starpu mpi)
 [[ -f $mpi/.complete ]] || die "StarPU (mpi) set-up did not complete"
 echo "$mpi" >"$CACHE_ROOT/current-mpi"
-prefix=$(build_starpu native)
-[[ -f $prefix/.complete ]] || die "StarPU set-up did not complete"
-echo "$prefix" >"$CACHE_ROOT/current"
 echo "$prefix"

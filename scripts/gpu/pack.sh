@@ -35,4 +35,15 @@ echo "$commit" >"$carry/commit"
 for x in sgemm dgemm lu_example_float tasks_overhead; do
   [[ -x $carry/bin/$x ]] || { echo "pack: StarPU's $x was not built into $carry/bin" >&2; exit 1; }
 done
+# FNNDTPS_PACK_MPI=1: also the MPI apps, built against StarPU's MPI build (with CUDA), and that
+# StarPU's libraries, in .carry/mpi (run.sh's mpi part puts its lib/ first on the library path).
+if [[ ${FNNDTPS_PACK_MPI:-0} == 1 ]]; then
+  mpi_build=${MPI_BUILD_DIR:-$root/build-mpi}
+  FNNDTPS_MPI=1 BUILD_DIR=$mpi_build "$root/scripts/build.sh"
+  mpi_prefix=$(cat "$(dirname "$STARPU_PREFIX")/current-mpi")
+  mkdir -p "$carry/mpi/bin" "$carry/mpi/lib"
+  cp "$mpi_build"/bin/lwt2d-mpi "$mpi_build"/bin/gemm-mpi "$carry/mpi/bin/"
+  cp -L "$mpi_prefix"/lib/libstarpu-1.4.so.9 "$mpi_prefix"/lib/libstarpumpi-1.4.so.3 "$carry/mpi/lib/"
+  strip --strip-debug "$carry"/mpi/lib/* "$carry"/mpi/bin/* 2>/dev/null || true
+fi
 du -sh "$carry"

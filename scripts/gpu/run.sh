@@ -4,7 +4,7 @@
 #   bash scripts/gpu/run.sh [tests] [kernels] [overhead] [e2e] [e2e256] [gemm] [gemm2048] [example1024]
 #                           [compare-lwt] [compare-gemm] [compare-sgemm] [scaling-lwt] [scaling-gemm] [diag]
 #                           [units] [gpu-path] [recheck] [calibrate] [mechanism] [filter] [gemm2d]
-#                           [seed001]
+#                           [seed001] [mpi]
 # (default: tests overhead e2e gemm). Each part takes a few minutes; a device call lasts at most
 # 10, so split them over calls (notes/bench.md).
 set -uo pipefail
@@ -35,7 +35,7 @@ sampling=$(grep -aom1 '/[[:alnum:]/._-]*/share/starpu/perfmodels/sampling' "$roo
 tpc=$(lscpu | awk -F: '/Thread\(s\) per core/{gsub(/ /,"",$2); print $2}')
 export STARPU_NTHREADS_PER_CORE=${STARPU_NTHREADS_PER_CORE:-${tpc:-1}}
 parts=${*:-tests overhead e2e gemm}
-known=" tests kernels overhead e2e e2e256 gemm gemm2048 example1024 compare-lwt compare-gemm compare-sgemm scaling-lwt scaling-gemm diag units gpu-path recheck calibrate mechanism filter gemm2d seed001 "
+known=" tests kernels overhead e2e e2e256 gemm gemm2048 example1024 compare-lwt compare-gemm compare-sgemm scaling-lwt scaling-gemm diag units gpu-path recheck calibrate mechanism filter gemm2d seed001 mpi "
 for part in $parts; do
   [[ $known == *" $part "* ]] || { echo "run.sh: unknown part '$part' (known:$known)" >&2; exit 2; }
 done
@@ -581,5 +581,56 @@ if has seed001; then
   $PYTHON bench/seed001_plot.py /tmp/seed001/seed001.csv --out "$OUT" --command "$seed_cmd (scripts/gpu/run.sh seed001)"
   cp /tmp/seed001/seed001.csv "$OUT/" && gzip -c /tmp/seed001/seed001.log >"$OUT/seed001.log.gz"
   stamp "seed001 done"
+fi
+if has mpi; then
+  # Issue 16 on one node: lwt2d-mpi (LWT MPI_LWT_SIZE^2, 4 levels) and gemm-mpi (MPI_GEMM_SIZE,
+  # tile 1024) as one process (15 CPU workers + the GPU) and as 2 ranks splitting the node (rank
+  # 0: the GPU + 8 CPU workers on cores 0-8; rank 1: 7 CPU workers on cores 9-15), each under
+  # our policy, with the model's shares; the 2 ranks' coefficients against the one process's,
+  # and gemm-mpi --check with a GPU rank. Needs .carry/mpi from `FNNDTPS_PACK_MPI=1
+  # scripts/gpu/pack.sh` and an MPI launcher (MPIRUN, default mpirun). Writes mpi.txt.
+  stamp "mpi"
+  mtxt=$OUT/mpi.txt
+  mpirun=${MPIRUN:-mpirun}
+  if [[ ! -x $root/.carry/mpi/bin/lwt2d-mpi ]] || ! command -v "$mpirun" >/dev/null; then
+    echo "mpi: no .carry/mpi or no MPI launcher ($mpirun) here" | tee "$mtxt"; status=1
+  else
+    (
+      export LD_LIBRARY_PATH=$root/.carry/mpi/lib:$LD_LIBRARY_PATH
+      export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
+      mb=$root/.carry/mpi/bin d=/tmp/mpi-run; rm -rf "$d"; mkdir -p "$d"
+      lsize=${MPI_LWT_SIZE:-16384} gsize=${MPI_GEMM_SIZE:-16384}
+      one=(-np 1 --bind-to none)
+      two=(-np 1 --bind-to none -x STARPU_NCPU=8 -x STARPU_NCUDA=1 -x STARPU_WORKERS_CPUID=0-8)
+      two2=(-np 1 --bind-to none -x STARPU_NCPU=7 -x STARPU_NCUDA=0 -x STARPU_WORKERS_CPUID=9-15)
+      pick() { grep -E "RESULT|^rank|check|rror" | sed "s/^/   /"; }
+      lwt=(forward --in "$d/x.npy" --levels 4 --repeat 6)
+      "$bin/lwt2d" generate --out "$d/x.npy" --size "$lsize" >/dev/null
+      echo "## lwt2d-mpi forward $lsize^2, 4 levels, one process"
+      timeout -k 5 150 "$mpirun" "${one[@]}" "$mb/lwt2d-mpi" "${lwt[@]}" --out "$d/c1.npy" 2>&1 | pick
+      echo "## the same, 2 ranks"
+      timeout -k 5 150 "$mpirun" "${two[@]}" "$mb/lwt2d-mpi" "${lwt[@]}" --out "$d/c2.npy" : \
+        "${two2[@]}" "$mb/lwt2d-mpi" "${lwt[@]}" --out "$d/c2.npy" 2>&1 | pick
+      $PYTHON -c "
+import numpy as np, sys
+a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
+print('   2 ranks against one process: max |c2 - c1| / max |c1| = %.3g' % (np.abs(b - a).max() / np.abs(a).max()))" \
+        "$d/c1.npy" "$d/c2.npy" 2>&1
+      rm -f "$d"/*.npy
+      mrun2() {  # mrun2 LABEL PROG ARGS...: one process, then the 2 ranks
+        local label=$1; shift
+        echo "## $label, one process"
+        timeout -k 5 150 "$mpirun" "${one[@]}" "$@" 2>&1 | pick
+        echo "## $label, 2 ranks"
+        timeout -k 5 150 "$mpirun" "${two[@]}" "$@" : "${two2[@]}" "$@" 2>&1 | pick
+      }
+      mrun2 "gemm-mpi $gsize, tile 1024" "$mb/gemm-mpi" --size "$gsize" --tile 1024 --iter 6
+      echo "## gemm-mpi --check, 2 ranks (the GPU on rank 0), 2000, tile 512 (ragged)"
+      timeout -k 5 150 "$mpirun" "${two[@]}" "$mb/gemm-mpi" --size 2000 --tile 512 --iter 2 --check : \
+        "${two2[@]}" "$mb/gemm-mpi" --size 2000 --tile 512 --iter 2 --check 2>&1 | pick
+      rm -rf "$d"
+    ) 2>&1 | tee "$mtxt"
+  fi
+  stamp "mpi done"
 fi
 exit $status
