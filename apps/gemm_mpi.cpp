@@ -40,6 +40,11 @@
 #include "apps/mpi_session.hpp"
 #include "apps/starpu_session.hpp"
 #include "codelets/gemm.hpp"
+#ifdef FNNDTPS_HAVE_CUDA
+#include <starpu_cublas_v2.h>
+
+#include "codelets/cuda/gemm_cuda.hpp"
+#endif
 #include "scheduler/dtps.hpp"
 
 namespace {
@@ -153,10 +158,19 @@ std::vector<int> owners_by_speed(int blocks, const std::vector<double>& speed) {
 }
 
 
+// The owner's copy comes from starpu_malloc: pinned where the rank has a GPU, so that its
+// transfers run at the bus's speed. Other ranks hold none (StarPU allocates on demand).
 template <typename T>
 struct Block {
   starpu_data_handle_t h = nullptr;
-  std::vector<T> data;  // the owner's copy; empty elsewhere (StarPU allocates on demand)
+  T* data = nullptr;
+  std::size_t count = 0;
+  Block() = default;
+  Block(const Block&) = delete;
+  Block& operator=(const Block&) = delete;
+  ~Block() {
+    if (data) starpu_free_noflag(data, count * sizeof(T));
+  }
 };
 
 // A column-major block of rows x cols starting at (row0, col0) of `matrix`, registered with
@@ -165,13 +179,14 @@ template <typename T>
 void make_block(Block<T>& b, int matrix, int row0, int col0, int rows, int cols, bool fill, int tag, int owner,
                 int rank) {
   if (owner == rank) {
-    b.data.resize(std::size_t(rows) * std::size_t(cols));
+    b.count = std::size_t(rows) * std::size_t(cols);
+    if (starpu_malloc(reinterpret_cast<void**>(&b.data), b.count * sizeof(T)) != 0) throw std::bad_alloc();
     if (fill)
       for (int j = 0; j < cols; ++j)
         for (int i = 0; i < rows; ++i)
           b.data[std::size_t(i) + std::size_t(j) * std::size_t(rows)] =
               T(element(std::uint64_t(matrix), std::uint64_t(row0 + i), std::uint64_t(col0 + j)));
-    starpu_matrix_data_register(&b.h, STARPU_MAIN_RAM, reinterpret_cast<uintptr_t>(b.data.data()), unsigned(rows),
+    starpu_matrix_data_register(&b.h, STARPU_MAIN_RAM, reinterpret_cast<uintptr_t>(b.data), unsigned(rows),
                                 unsigned(rows), unsigned(cols), sizeof(T));
   } else {
     starpu_matrix_data_register(&b.h, -1, 0, unsigned(rows), unsigned(rows), unsigned(cols), sizeof(T));
@@ -180,8 +195,8 @@ void make_block(Block<T>& b, int matrix, int row0, int col0, int rows, int cols,
 }
 
 // Its own codelet, not gemm's tile codelet: that one reads per-task arguments (beta, TF32, the
-// report's counts) and has a CUDA implementation; the MPI build has CPU workers only, and each
-// task here writes its whole C block (beta = 0).
+// report's counts) kept in the submitting process; each task here writes its whole C block
+// (beta = 0) and carries no argument, so any rank can run it.
 template <typename T>
 void block_cpu(void* buffers[], void* /*arg*/) {
   const auto dims = [](void* m) {
@@ -192,6 +207,22 @@ void block_cpu(void* buffers[], void* /*arg*/) {
                      reinterpret_cast<const T*>(STARPU_MATRIX_GET_PTR(buffers[1])), b[2], T(0),
                      reinterpret_cast<T*>(STARPU_MATRIX_GET_PTR(buffers[2])), c[2]);
 }
+
+#ifdef FNNDTPS_HAVE_CUDA
+// The same on a rank's GPU, through cuBLAS on the worker's stream, true FP32/FP64 (no TF32).
+template <typename T>
+void block_cuda(void* buffers[], void* /*arg*/) {
+  const auto dims = [](void* m) {
+    return std::array<int, 3>{int(STARPU_MATRIX_GET_NX(m)), int(STARPU_MATRIX_GET_NY(m)), int(STARPU_MATRIX_GET_LD(m))};
+  };
+  const auto a = dims(buffers[0]), b = dims(buffers[1]), c = dims(buffers[2]);
+  cublasHandle_t handle = starpu_cublas_get_local_handle();
+  FNNDTPS_CUBLAS_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));
+  gemm::cuda::tile<T>(handle, c[0], c[1], a[1], reinterpret_cast<const T*>(STARPU_MATRIX_GET_PTR(buffers[0])), a[2],
+                      reinterpret_cast<const T*>(STARPU_MATRIX_GET_PTR(buffers[1])), b[2], T(0),
+                      reinterpret_cast<T*>(STARPU_MATRIX_GET_PTR(buffers[2])), c[2]);
+}
+#endif
 
 template <typename T>
 starpu_codelet* block_codelet() {
@@ -206,6 +237,10 @@ starpu_codelet* block_codelet() {
     starpu_codelet_init(&c);
     c.name = sizeof(T) == 4 ? "fnndtps_sgemm_mpi_block" : "fnndtps_dgemm_mpi_block";
     c.cpu_funcs[0] = block_cpu<T>;
+#ifdef FNNDTPS_HAVE_CUDA
+    c.cuda_funcs[0] = block_cuda<T>;
+    c.cuda_flags[0] = STARPU_CUDA_ASYNC;
+#endif
     c.nbuffers = 3;
     c.modes[0] = STARPU_R;
     c.modes[1] = STARPU_R;
@@ -250,6 +285,7 @@ int run(const Options& o) {
                 o.single ? "float" : "double", o.m, o.n, o.k, o.tile, mt, nt, ranks, grid.pr, grid.pc,
                 session.policy().c_str(), session.cpu_workers(), session.cuda_workers());
   starpu_codelet* cl = block_codelet<T>();
+  if (session.cuda_workers() > 0) starpu_cublas_init();
   std::vector<double> times, speeds(std::size_t(ranks), NAN);
   std::vector<int> owner(std::size_t(mt) * std::size_t(nt));
   for (int i = 0; i < mt; ++i)
@@ -359,6 +395,7 @@ int run(const Options& o) {
   }
   for (auto* set : {&a, &b, &c})
     for (auto& blk : *set) starpu_data_unregister(blk.h);
+  if (session.cuda_workers() > 0) starpu_cublas_shutdown();
   return status;
 }
 

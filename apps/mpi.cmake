@@ -9,6 +9,10 @@ if(FNNDTPS_MPI AND TARGET apps_starpu)
 
   add_executable(gemm-mpi ${CMAKE_CURRENT_LIST_DIR}/gemm_mpi.cpp)
   target_link_libraries(gemm-mpi PRIVATE gemm_starpu apps_mpi sched_dtps fnndtps_warnings)
+  if(FNNDTPS_BUILD_CUDA)  # a rank's GPU runs the blocks through cuBLAS
+    target_compile_definitions(gemm-mpi PRIVATE FNNDTPS_HAVE_CUDA)
+    target_link_libraries(gemm-mpi PRIVATE CUDA::cublas CUDA::cudart)
+  endif()
   add_executable(lwt2d-mpi ${CMAKE_CURRENT_LIST_DIR}/lwt2d_mpi.cpp)
   target_link_libraries(lwt2d-mpi PRIVATE lwt_starpu lwt_io apps_mpi fnndtps_warnings)
 endif()
