@@ -10,9 +10,9 @@
 // - cyclic: 2D block-cyclically over a pr x pc grid of the ranks (pr the largest divisor of R up
 //   to its square root), every product;
 // - model (default): the first product cyclic; after each product the ranks exchange their
-//   speeds, a rank's speed being the sum of its workers' speeds for the block codelet as our
-//   policy has them (seed 000's model, one level up; DESIGN §11), and each rank takes a share
-//   of the next product's blocks in proportion. Under a policy not ours, cyclic;
+//   speeds for the block codelet as our policy has them (the sum of a rank's workers' and its
+//   fastest worker's; DESIGN §11), and each block of the next product goes to the rank that
+//   would finish first (apps::mpi::items_by_finish). Under a policy not ours, cyclic;
 // - dtps (two ranks): seed 001's DTPS between the two ranks as between its CPU and GPU classes
 //   (§1.3; seed 001 is a strategy for heterogeneous clusters): rank 0's share of the blocks
 //   starts at 1/2 and is corrected after each product from the delay coefficient of the ranks'
@@ -57,8 +57,8 @@ const char* const kUsage =
     "                             [--shares model|cyclic|dtps] [--check]\n"
     "  C (m x n) = A (m x k) B (k x n) over R ranks, one task per B x B block of C over the whole k.\n"
     "  Defaults: s, 2048, tile 256, 3 iterations, model. cyclic: C's blocks 2D block-cyclic over the\n"
-    "  ranks; model: the first product cyclic, then each rank's share of the blocks in proportion to its\n"
-    "  speed (the sum of its workers' speeds under our policies); dtps (2 ranks): rank 0's share corrected\n"
+    "  ranks; model: the first product cyclic, then each block to the rank that would finish first by its\n"
+    "  workers' speeds under our policies; dtps (2 ranks): rank 0's share corrected\n"
     "  after each product from the two ranks' times (seed 001). --check gathers C on rank 0 and compares\n"
     "  it with a plain reference product there: max|C - C_ref| / max|C_ref|, tolerance 1e-5 (s) or\n"
     "  1e-12 (d); exit status 1 beyond it. Each rank's workers and policy come from StarPU's environment.\n";
@@ -286,7 +286,8 @@ int run(const Options& o) {
                 session.policy().c_str(), session.cpu_workers(), session.cuda_workers());
   starpu_codelet* cl = block_codelet<T>();
   if (session.cuda_workers() > 0) starpu_cublas_init();
-  std::vector<double> times, speeds(std::size_t(ranks), NAN);
+  std::vector<double> times;
+  std::vector<apps::mpi::RankSpeed> speeds(static_cast<std::size_t>(ranks));
   std::vector<int> owner(std::size_t(mt) * std::size_t(nt));
   for (int i = 0; i < mt; ++i)
     for (int j = 0; j < nt; ++j) owner[std::size_t(i * nt + j)] = grid.c_owner(i, j);
@@ -312,10 +313,14 @@ int run(const Options& o) {
       std::printf("iteration %d: %.3f ms, %.2f GFLOP/s\n", it, times.back(),
                   2.0 * o.m * double(o.n) * o.k / (times.back() * 1e6));
     // The next product's shares (every rank computes the same owners from the same numbers).
-    const double here = apps::mpi::rank_speed();
-    MPI_Allgather(&here, 1, MPI_DOUBLE, speeds.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD);
-    const bool known = std::all_of(speeds.begin(), speeds.end(), [](double v) { return std::isfinite(v); });
-    if (o.shares == Options::Shares::Model && known && it + 1 < o.iter) owner = owners_by_speed(mt * nt, speeds);
+    speeds = apps::mpi::all_rank_speeds(speeds);
+    const bool known = std::all_of(speeds.begin(), speeds.end(), [](const apps::mpi::RankSpeed& v) {
+      return v.total > 0 && v.fastest > 0 && std::isfinite(v.total);
+    });
+    if (o.shares == Options::Shares::Model && known && it + 1 < o.iter) {
+      const std::vector<int> count = apps::mpi::items_by_finish(mt * nt, speeds);
+      owner = owners_by_speed(mt * nt, std::vector<double>(count.begin(), count.end()));
+    }
     if (o.shares == Options::Shares::Dtps) {
       // Each rank's time: its busiest worker's time in the block codelet during this product.
       const std::vector<double> busy = apps::mpi::worker_busy_ms();
@@ -343,12 +348,12 @@ int run(const Options& o) {
   }
   // Each rank's blocks in the last product and its speed, in rank order.
   double total_speed = 0;
-  for (double v : speeds) total_speed += std::isfinite(v) ? v : 0;
+  for (const auto& v : speeds) total_speed += std::isfinite(v.total) ? v.total : 0;
   for (int r = 0; r < ranks; ++r) {
     if (r == rank)
       std::printf("rank %d: %ld of %ld blocks, speed %.4g GFLOP/s (share %.3f), %u CPU + %u CUDA workers\n", rank,
-                  mine, long(mt) * nt, speeds[std::size_t(rank)] * 1e-3,
-                  total_speed > 0 ? speeds[std::size_t(rank)] / total_speed : NAN, session.cpu_workers(),
+                  mine, long(mt) * nt, speeds[std::size_t(rank)].total * 1e-3,
+                  total_speed > 0 ? speeds[std::size_t(rank)].total / total_speed : NAN, session.cpu_workers(),
                   session.cuda_workers());
     std::fflush(stdout);
     starpu_mpi_barrier(MPI_COMM_WORLD);

@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -44,8 +45,9 @@ const char* const kUsage =
     "  and halos cross between neighbouring ranks. Every rank needs a unit: R ranks need R units, which\n"
     "  the height and levels must allow (seed 002 eq. 6.8). --repeat runs the transform N times (the\n"
     "  median of all but the first is the RESULT); with --shares model (default) each run after the first\n"
-    "  gives each rank contiguous units in proportion to its speed (the sum of its workers' speeds under\n"
-    "  our policy) in the one before; even: as many units each. Defaults: 4 levels, 1 run.\n";
+    "  gives the ranks contiguous units by their speeds under our policy in the one before: each unit to\n"
+    "  the rank that would finish first (a rank too slow for one unit gets none); even: as many units\n"
+    "  each. Defaults: 4 levels, 1 run.\n";
 
 struct Options {
   std::string command, in, out;
@@ -87,32 +89,31 @@ Options parse(int argc, char** argv) {
 }
 
 
-// Contiguous groups of units, rank after rank, each as many as its share of the speeds (seed
-// 000's proportional division, one level up) and at least one, so that every rank stays
-// measured: the largest remainders take the units left.
-std::vector<int> units_by_speed(int units, const std::vector<double>& speed) {
-  const std::size_t ranks = speed.size();
-  double total = 0;
-  for (double v : speed) total += v;
-  std::vector<int> count(ranks, 1);
-  int left = units - int(ranks);
-  std::vector<double> want(ranks);
-  for (std::size_t r = 0; r < ranks; ++r) want[r] = std::max(0.0, speed[r] / total * units - 1);
-  for (std::size_t r = 0; r < ranks; ++r) {
-    const int c = std::min(left, int(want[r]));
-    count[r] += c, left -= c, want[r] -= c;
-  }
-  for (; left > 0; --left) {
-    const auto top = std::size_t(std::max_element(want.begin(), want.end()) - want.begin());
-    ++count[top];
-    want[top] -= 1;
-  }
+// Contiguous groups of units, rank after rank, as many as apps::mpi::items_by_finish gives each.
+std::vector<int> units_by_finish(int units, const std::vector<apps::mpi::RankSpeed>& speeds) {
+  const std::vector<int> count = apps::mpi::items_by_finish(units, speeds);
   std::vector<int> owner;
-  for (std::size_t r = 0; r < ranks; ++r) owner.insert(owner.end(), std::size_t(count[r]), int(r));
+  for (std::size_t r = 0; r < count.size(); ++r) owner.insert(owner.end(), std::size_t(count[r]), int(r));
   return owner;
 }
 
 int transform(const Options& o, const apps::StarpuSession& session, int rank, int ranks);
+
+// Rank 0's image and coefficients, pinned while they live where the rank has a GPU: its
+// transfers run at the bus's speed, not through a staging copy.
+struct PinnedRange {
+  void* p;
+  std::size_t bytes;
+  bool ok;
+  PinnedRange(void* p_, std::size_t bytes_) : p(p_), bytes(bytes_), ok(starpu_memory_pin(p_, bytes_) == 0) {
+    if (!ok) std::fprintf(stderr, "lwt2d-mpi: could not pin host memory; transfers will be slower\n");
+  }
+  ~PinnedRange() {
+    if (ok) starpu_memory_unpin(p, bytes);
+  }
+  PinnedRange(const PinnedRange&) = delete;
+  PinnedRange& operator=(const PinnedRange&) = delete;
+};
 
 // A bad input found once MPI runs is found by every rank alike (rank 0 shares what it read):
 // rank 0 says so before StarPU-MPI and MPI stop, and every rank ends with status 2 (the
@@ -160,9 +161,12 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
                      std::to_string(lwt::Plan::max_units(shape[0], o.levels)) + ", seed 002 eq. 6.8)");
   const std::size_t n = std::size_t(shape[0]) * std::size_t(shape[1]);
   std::vector<float> in, out;
+  std::vector<std::unique_ptr<PinnedRange>> pinned;  // released before in and out
   if (rank == 0) {
     in.resize(n);
     out.resize(n);
+    if (session.cuda_workers() > 0)
+      for (auto* v : {&in, &out}) pinned.push_back(std::make_unique<PinnedRange>(v->data(), n * sizeof(float)));
     if (o.command == "forward") std::copy(a.data.begin(), a.data.end(), in.begin());
     else plan.from_mallat(a.data.data(), in.data());
     std::printf("lwt2d-mpi %s: %d x %d, %d levels, %d units over %d ranks, policy %s, %u CPU + %u CUDA workers on "
@@ -171,10 +175,11 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
                 session.cpu_workers(), session.cuda_workers());
   }
   // Units in contiguous groups, evenly for the first transform; with --shares model, each later
-  // one by the ranks' speeds after the one before.
+  // one by the ranks' speeds after the one before (apps::mpi::items_by_finish).
   std::vector<int> owner(std::size_t(plan.units()));
   for (int k = 0; k < plan.units(); ++k) owner[std::size_t(k)] = int(static_cast<long long>(k) * ranks / plan.units());
-  std::vector<double> speeds(std::size_t(ranks), NAN), times;
+  std::vector<apps::mpi::RankSpeed> speeds(static_cast<std::size_t>(ranks));
+  std::vector<double> times;
   std::vector<double> planned(std::size_t(ranks), 1.0 / ranks);  // the speed shares `owner` follows
   std::vector<lwt::WorkerStats> stats;
   for (int r = 0; r < o.repeat; ++r) {
@@ -189,13 +194,15 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
     if (rank == 0)
       std::printf("%s %d: %.2f ms, %.2f GB/s host to host\n", o.command.c_str(), r, times.back(),
                   2.0 * double(n) * 4 / (times.back() * 1e6));
-    const double here = apps::mpi::rank_speed();
-    MPI_Allgather(&here, 1, MPI_DOUBLE, speeds.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD);
-    const bool known = std::all_of(speeds.begin(), speeds.end(), [](double v) { return std::isfinite(v); });
+    speeds = apps::mpi::all_rank_speeds(speeds);
+    const bool known = std::all_of(speeds.begin(), speeds.end(), [](const apps::mpi::RankSpeed& v) {
+      return v.total > 0 && v.fastest > 0 && std::isfinite(v.total);
+    });
     if (o.model_shares && known && r + 1 < o.repeat) {
-      owner = units_by_speed(plan.units(), speeds);
-      const double total = std::accumulate(speeds.begin(), speeds.end(), 0.0);
-      for (int q = 0; q < ranks; ++q) planned[std::size_t(q)] = speeds[std::size_t(q)] / total;
+      owner = units_by_finish(plan.units(), speeds);
+      double total = 0;
+      for (const auto& v : speeds) total += v.total;
+      for (int q = 0; q < ranks; ++q) planned[std::size_t(q)] = speeds[std::size_t(q)].total / total;
     }
   }
   // Each rank's units and tasks in the last transform and its speed, in rank order.
@@ -205,7 +212,7 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
   for (int r = 0; r < ranks; ++r) {
     if (r == rank)
       std::printf("rank %d: %ld of %d units, planned share %.3f, %u tasks, speed %.4g, %u CPU + %u CUDA workers\n",
-                  rank, mine, plan.units(), planned[std::size_t(rank)], tasks, speeds[std::size_t(rank)],
+                  rank, mine, plan.units(), planned[std::size_t(rank)], tasks, speeds[std::size_t(rank)].total,
                   session.cpu_workers(), session.cuda_workers());
     std::fflush(stdout);
     starpu_mpi_barrier(MPI_COMM_WORLD);

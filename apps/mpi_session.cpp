@@ -34,12 +34,29 @@ bool is_rank_zero() {
   return true;
 }
 
-double rank_speed() {
+RankSpeed rank_speed() {
   const auto d = sched::decision();
-  if (!d || d->codelet.empty()) return NAN;
-  double sum = 0;
-  for (const auto& w : d->workers) sum += w.speed;
-  return sum > 0 ? sum : NAN;
+  RankSpeed s;
+  if (!d || d->codelet.empty()) return s;
+  double sum = 0, fastest = 0;
+  for (const auto& w : d->workers) sum += w.speed, fastest = std::fmax(fastest, w.speed);
+  if (sum > 0) s.total = sum, s.fastest = fastest;
+  return s;
+}
+
+std::vector<RankSpeed> all_rank_speeds(const std::vector<RankSpeed>& last) {
+  int ranks = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  const RankSpeed here = rank_speed();
+  const double mine[2] = {here.total, here.fastest};
+  std::vector<double> all(2 * std::size_t(ranks));
+  MPI_Allgather(mine, 2, MPI_DOUBLE, all.data(), 2, MPI_DOUBLE, MPI_COMM_WORLD);
+  std::vector<RankSpeed> speeds(static_cast<std::size_t>(ranks));
+  for (std::size_t r = 0; r < speeds.size(); ++r) {
+    speeds[r] = {all[2 * r], all[2 * r + 1]};
+    if (!(speeds[r].total > 0) && r < last.size()) speeds[r] = last[r];
+  }
+  return speeds;
 }
 
 std::vector<double> worker_busy_ms() {

@@ -5,6 +5,8 @@
 
 #include <vector>
 
+#include "apps/rank_shares.hpp"
+
 namespace apps::mpi {
 
 // MPI for any thread (the apps call MPI themselves while StarPU-MPI's progression thread polls
@@ -14,10 +16,13 @@ void shutdown();  // StarPU-MPI, then MPI
 // Whether this process is rank 0, from the launcher's environment: usable before MPI starts,
 // so that a usage error is printed once, not once per rank.
 bool is_rank_zero();
-// This rank's speed for the codelet that ran the most work: the sum of its workers' speeds
-// under our policy (work per microsecond; NaN under another policy or before any task ran).
+// This rank's speed for the codelet that ran the most work under our policy: the sum of its
+// workers' speeds and its fastest worker's (NaN under another policy or before any task ran).
 // Node shares come from the same model as the workers' (DESIGN §11).
-double rank_speed();
+RankSpeed rank_speed();
+// Every rank's, in rank order (collective over MPI_COMM_WORLD). A rank with no work in the last
+// job keeps the speed it had in `last` (the policy learns nothing of a rank that ran nothing).
+std::vector<RankSpeed> all_rank_speeds(const std::vector<RankSpeed>& last);
 // Each of this rank's workers' time in that codelet so far, in ms (empty as rank_speed's NaN).
 std::vector<double> worker_busy_ms();
 

@@ -583,7 +583,7 @@ if has seed001; then
   stamp "seed001 done"
 fi
 if has mpi; then
-  # Issue 16 on one node: lwt2d-mpi (LWT MPI_LWT_SIZE^2, 4 levels) and gemm-mpi (MPI_GEMM_SIZE,
+  # Issue 16 on one node: lwt2d-mpi (LWT MPI_LWT_SIZE^2, 4 levels, 64 units) and gemm-mpi (MPI_GEMM_SIZE,
   # tile 1024) as one process (15 CPU workers + the GPU) and as 2 ranks splitting the node (rank
   # 0: the GPU + 8 CPU workers on cores 0-8; rank 1: 7 CPU workers on cores 9-15), each under
   # our policy, with the model's shares; the 2 ranks' coefficients against the one process's,
@@ -604,7 +604,7 @@ if has mpi; then
       two=(-np 1 --bind-to none -x STARPU_NCPU=8 -x STARPU_NCUDA=1 -x STARPU_WORKERS_CPUID=0-8)
       two2=(-np 1 --bind-to none -x STARPU_NCPU=7 -x STARPU_NCUDA=0 -x STARPU_WORKERS_CPUID=9-15)
       pick() { grep -E "RESULT|^rank|check|rror" | sed "s/^/   /"; }
-      lwt=(forward --in "$d/x.npy" --levels 4 --repeat 6)
+      lwt=(forward --in "$d/x.npy" --levels 4 --units 64 --repeat 6)
       "$bin/lwt2d" generate --out "$d/x.npy" --size "$lsize" >/dev/null
       echo "## lwt2d-mpi forward $lsize^2, 4 levels, one process"
       timeout -k 5 150 "$mpirun" "${one[@]}" "$mb/lwt2d-mpi" "${lwt[@]}" --out "$d/c1.npy" 2>&1 | pick
