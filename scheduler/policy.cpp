@@ -1412,6 +1412,9 @@ std::optional<Decision> decision() {
     if (work > most) most = work, top = &c;
   });
   if (!top) return d;
+  // Speeds are re-computed lazily at push: after a job's last push they may predate its
+  // timings. A program reading them between jobs (an MPI rank's share) gets them as of now.
+  refresh_speeds(*p, *top, now_us());
   d.codelet = top->name;
   d.alpha = get(top->alpha);
   {
