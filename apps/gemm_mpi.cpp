@@ -314,9 +314,7 @@ int run(const Options& o) {
                   2.0 * o.m * double(o.n) * o.k / (times.back() * 1e6));
     // The next product's shares (every rank computes the same owners from the same numbers).
     speeds = apps::mpi::all_rank_speeds(speeds);
-    const bool known = std::all_of(speeds.begin(), speeds.end(), [](const apps::mpi::RankSpeed& v) {
-      return v.total > 0 && v.fastest > 0 && std::isfinite(v.total);
-    });
+    const bool known = apps::mpi::all_known(speeds);
     if (o.shares == Options::Shares::Model && known && it + 1 < o.iter) {
       const std::vector<int> count = apps::mpi::items_by_finish(mt * nt, speeds);
       owner = owners_by_speed(mt * nt, std::vector<double>(count.begin(), count.end()));

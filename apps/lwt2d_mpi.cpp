@@ -21,7 +21,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <numeric>
 #include <string>
 #include <vector>
 
@@ -195,9 +194,7 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
       std::printf("%s %d: %.2f ms, %.2f GB/s host to host\n", o.command.c_str(), r, times.back(),
                   2.0 * double(n) * 4 / (times.back() * 1e6));
     speeds = apps::mpi::all_rank_speeds(speeds);
-    const bool known = std::all_of(speeds.begin(), speeds.end(), [](const apps::mpi::RankSpeed& v) {
-      return v.total > 0 && v.fastest > 0 && std::isfinite(v.total);
-    });
+    const bool known = apps::mpi::all_known(speeds);
     if (o.model_shares && known && r + 1 < o.repeat) {
       owner = units_by_finish(plan.units(), speeds);
       double total = 0;

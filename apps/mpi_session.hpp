@@ -20,8 +20,8 @@ bool is_rank_zero();
 // workers' speeds and its fastest worker's (NaN under another policy or before any task ran).
 // Node shares come from the same model as the workers' (DESIGN §11).
 RankSpeed rank_speed();
-// Every rank's, in rank order (collective over MPI_COMM_WORLD). A rank with no work in the last
-// job keeps the speed it had in `last` (the policy learns nothing of a rank that ran nothing).
+// Every rank's, in rank order (collective over MPI_COMM_WORLD); a rank whose policy has no speed
+// yet keeps the one it had in `last`.
 std::vector<RankSpeed> all_rank_speeds(const std::vector<RankSpeed>& last);
 // Each of this rank's workers' time in that codelet so far, in ms (empty as rank_speed's NaN).
 std::vector<double> worker_busy_ms();

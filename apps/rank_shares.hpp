@@ -15,6 +15,13 @@ struct RankSpeed {
   double fastest = NAN;
 };
 
+// Whether every rank's speed is measured (items_by_finish's precondition).
+inline bool all_known(const std::vector<RankSpeed>& speeds) {
+  for (const RankSpeed& v : speeds)
+    if (!(v.total > 0 && v.fastest > 0 && std::isfinite(v.total) && std::isfinite(v.fastest))) return false;
+  return true;
+}
+
 // Each item in turn goes to the rank that would then finish its items first, a rank's time for
 // n > 0 items being max(n / total, 1 / fastest) in units of one item's work: its workers share
 // the items, but one item runs on one worker. So a rank too slow to run one item before the
