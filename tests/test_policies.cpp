@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -506,9 +507,14 @@ TEST(LiveState, UfExcludesOurOwnLoad) {
   spin.cpu_funcs[0] = spin_work;
   spin.nbuffers = 0;
   spin.name = "spin";
-  // Rounds of two 10 ms tasks, with idle moments between them for the workers to sample.
+  // Rounds of two 10 ms tasks, one on each worker (by `workerids`, so that each worker's own
+  // busy share does not depend on placement), with idle moments between them for the workers to
+  // sample.
   for (int round = 0; round < 40; ++round) {
-    for (int i = 0; i < 2; ++i) EXPECT_EQ(starpu_task_insert(&spin, 0), 0);
+    for (std::uint32_t i = 0; i < 2; ++i) {
+      std::uint32_t only = 1u << i;
+      EXPECT_EQ(starpu_task_insert(&spin, STARPU_TASK_WORKERIDS, 1u, &only, 0), 0);
+    }
     starpu_task_wait_for_all();
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
