@@ -158,19 +158,11 @@ std::vector<int> owners_by_speed(int blocks, const std::vector<double>& speed) {
 }
 
 
-// The owner's copy comes from starpu_malloc: pinned where the rank has a GPU, so that its
-// transfers run at the bus's speed. Other ranks hold none (StarPU allocates on demand).
 template <typename T>
 struct Block {
   starpu_data_handle_t h = nullptr;
-  T* data = nullptr;
-  std::size_t count = 0;
-  Block() = default;
-  Block(const Block&) = delete;
-  Block& operator=(const Block&) = delete;
-  ~Block() {
-    if (data) starpu_free_noflag(data, count * sizeof(T));
-  }
+  // The owner's copy (pinned where the rank has a GPU); none elsewhere (StarPU allocates on demand).
+  std::unique_ptr<apps::HostArray<T>> data;
 };
 
 // A column-major block of rows x cols starting at (row0, col0) of `matrix`, registered with
@@ -179,14 +171,13 @@ template <typename T>
 void make_block(Block<T>& b, int matrix, int row0, int col0, int rows, int cols, bool fill, int tag, int owner,
                 int rank) {
   if (owner == rank) {
-    b.count = std::size_t(rows) * std::size_t(cols);
-    if (starpu_malloc(reinterpret_cast<void**>(&b.data), b.count * sizeof(T)) != 0) throw std::bad_alloc();
+    b.data = std::make_unique<apps::HostArray<T>>(std::size_t(rows) * std::size_t(cols));
     if (fill)
       for (int j = 0; j < cols; ++j)
         for (int i = 0; i < rows; ++i)
-          b.data[std::size_t(i) + std::size_t(j) * std::size_t(rows)] =
+          b.data->p[std::size_t(i) + std::size_t(j) * std::size_t(rows)] =
               T(element(std::uint64_t(matrix), std::uint64_t(row0 + i), std::uint64_t(col0 + j)));
-    starpu_matrix_data_register(&b.h, STARPU_MAIN_RAM, reinterpret_cast<uintptr_t>(b.data), unsigned(rows),
+    starpu_matrix_data_register(&b.h, STARPU_MAIN_RAM, reinterpret_cast<uintptr_t>(b.data->p), unsigned(rows),
                                 unsigned(rows), unsigned(cols), sizeof(T));
   } else {
     starpu_matrix_data_register(&b.h, -1, 0, unsigned(rows), unsigned(rows), unsigned(cols), sizeof(T));
@@ -197,11 +188,13 @@ void make_block(Block<T>& b, int matrix, int row0, int col0, int rows, int cols,
 // Its own codelet, not gemm's tile codelet: that one reads per-task arguments (beta, TF32, the
 // report's counts) kept in the submitting process; each task here writes its whole C block
 // (beta = 0) and carries no argument, so any rank can run it.
+// A matrix buffer's rows, columns and leading dimension.
+std::array<int, 3> dims(void* m) {
+  return {int(STARPU_MATRIX_GET_NX(m)), int(STARPU_MATRIX_GET_NY(m)), int(STARPU_MATRIX_GET_LD(m))};
+}
+
 template <typename T>
 void block_cpu(void* buffers[], void* /*arg*/) {
-  const auto dims = [](void* m) {
-    return std::array<int, 3>{int(STARPU_MATRIX_GET_NX(m)), int(STARPU_MATRIX_GET_NY(m)), int(STARPU_MATRIX_GET_LD(m))};
-  };
   const auto a = dims(buffers[0]), b = dims(buffers[1]), c = dims(buffers[2]);
   gemm::cpu::tile<T>(c[0], c[1], a[1], reinterpret_cast<const T*>(STARPU_MATRIX_GET_PTR(buffers[0])), a[2],
                      reinterpret_cast<const T*>(STARPU_MATRIX_GET_PTR(buffers[1])), b[2], T(0),
@@ -212,9 +205,6 @@ void block_cpu(void* buffers[], void* /*arg*/) {
 // The same on a rank's GPU, through cuBLAS on the worker's stream, true FP32/FP64 (no TF32).
 template <typename T>
 void block_cuda(void* buffers[], void* /*arg*/) {
-  const auto dims = [](void* m) {
-    return std::array<int, 3>{int(STARPU_MATRIX_GET_NX(m)), int(STARPU_MATRIX_GET_NY(m)), int(STARPU_MATRIX_GET_LD(m))};
-  };
   const auto a = dims(buffers[0]), b = dims(buffers[1]), c = dims(buffers[2]);
   cublasHandle_t handle = starpu_cublas_get_local_handle();
   FNNDTPS_CUBLAS_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));

@@ -161,17 +161,7 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-// Host buffers that StarPU pins for fast transfers when CUDA workers exist.
-struct HostBuffer {
-  float* p = nullptr;
-  explicit HostBuffer(std::size_t n) {
-    if (starpu_malloc(reinterpret_cast<void**>(&p), n * sizeof(float)) != 0)
-      throw std::runtime_error("out of host memory for " + std::to_string(n) + " samples");
-  }
-  ~HostBuffer() { starpu_free_noflag(p, 0); }
-  HostBuffer(const HostBuffer&) = delete;
-  HostBuffer& operator=(const HostBuffer&) = delete;
-};
+using HostBuffer = apps::HostArray<float>;  // pinned where CUDA workers exist
 
 // StarPU's clock: simulated time under simulation.
 double seconds_since(double t0_us) { return (starpu_timing_now() - t0_us) * 1e-6; }

@@ -98,22 +98,6 @@ std::vector<int> units_by_finish(int units, const std::vector<apps::mpi::RankSpe
 
 int transform(const Options& o, const apps::StarpuSession& session, int rank, int ranks);
 
-// Rank 0's image and coefficients, pinned while they live where the rank has a GPU: its
-// transfers run at the bus's speed, not through a staging copy.
-struct PinnedRange {
-  void* p;
-  std::size_t bytes;
-  bool ok;
-  PinnedRange(void* p_, std::size_t bytes_) : p(p_), bytes(bytes_), ok(starpu_memory_pin(p_, bytes_) == 0) {
-    if (!ok) std::fprintf(stderr, "lwt2d-mpi: could not pin host memory; transfers will be slower\n");
-  }
-  ~PinnedRange() {
-    if (ok) starpu_memory_unpin(p, bytes);
-  }
-  PinnedRange(const PinnedRange&) = delete;
-  PinnedRange& operator=(const PinnedRange&) = delete;
-};
-
 // A bad input found once MPI runs is found by every rank alike (rank 0 shares what it read):
 // rank 0 says so before StarPU-MPI and MPI stop, and every rank ends with status 2 (the
 // launcher may end the job at the first rank's exit).
@@ -159,15 +143,13 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
                      std::to_string(o.levels) + " levels is what this run allows (at most " +
                      std::to_string(lwt::Plan::max_units(shape[0], o.levels)) + ", seed 002 eq. 6.8)");
   const std::size_t n = std::size_t(shape[0]) * std::size_t(shape[1]);
-  std::vector<float> in, out;
-  std::vector<std::unique_ptr<PinnedRange>> pinned;  // released before in and out
+  // Rank 0's image and coefficients (pinned where it has a GPU); none elsewhere.
+  std::unique_ptr<apps::HostArray<float>> in, out;
   if (rank == 0) {
-    in.resize(n);
-    out.resize(n);
-    if (session.cuda_workers() > 0)
-      for (auto* v : {&in, &out}) pinned.push_back(std::make_unique<PinnedRange>(v->data(), n * sizeof(float)));
-    if (o.command == "forward") std::copy(a.data.begin(), a.data.end(), in.begin());
-    else plan.from_mallat(a.data.data(), in.data());
+    in = std::make_unique<apps::HostArray<float>>(n);
+    out = std::make_unique<apps::HostArray<float>>(n);
+    if (o.command == "forward") std::copy(a.data.begin(), a.data.end(), in->p);
+    else plan.from_mallat(a.data.data(), in->p);
     std::printf("lwt2d-mpi %s: %d x %d, %d levels, %d units over %d ranks, policy %s, %u CPU + %u CUDA workers on "
                 "rank 0\n",
                 o.command.c_str(), shape[0], shape[1], o.levels, plan.units(), ranks, session.policy().c_str(),
@@ -185,8 +167,10 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
     lwt::set_unit_ranks(owner);
     starpu_mpi_barrier(MPI_COMM_WORLD);
     const double t0 = starpu_timing_now();
-    if (o.command == "forward") lwt::forward(plan, lwt::Pipeline::Fused, in.data(), out.data(), &stats);
-    else lwt::inverse(plan, lwt::Pipeline::Fused, in.data(), out.data(), &stats);
+    const float* x = in ? in->p : nullptr;
+    float* y = out ? out->p : nullptr;
+    if (o.command == "forward") lwt::forward(plan, lwt::Pipeline::Fused, x, y, &stats);
+    else lwt::inverse(plan, lwt::Pipeline::Fused, x, y, &stats);
     starpu_mpi_barrier(MPI_COMM_WORLD);
     times.push_back((starpu_timing_now() - t0) / 1e3);
     session.end_job();
@@ -216,8 +200,8 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
   }
   if (rank == 0) {
     std::vector<float> image(n);
-    if (o.command == "forward") plan.to_mallat(out.data(), image.data());
-    else image = out;
+    if (o.command == "forward") plan.to_mallat(out->p, image.data());
+    else std::copy(out->p, out->p + n, image.begin());
     io::write_npy_f32(o.out, shape[0], shape[1], image.data(), o.in);
     std::printf("wrote %s\n", o.out.c_str());
     std::vector<double> later(times.begin() + (times.size() > 1 ? 1 : 0), times.end());

@@ -5,6 +5,7 @@
 
 #include <starpu.h>
 
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 
@@ -26,6 +27,21 @@ struct UsageError : std::runtime_error {
 
 // A command line's positive integer `v` for `flag`, at most INT_MAX; throws UsageError.
 int parse_positive(const std::string& flag, const std::string& v);
+
+// `n` elements of host memory from starpu_malloc: pinned where CUDA workers exist, so that
+// StarPU's transfers to and from a GPU run at the bus's speed. StarPU must be running.
+template <typename T>
+struct HostArray {
+  T* p = nullptr;
+  std::size_t n = 0;
+  explicit HostArray(std::size_t count) : n(count) {
+    if (starpu_malloc(reinterpret_cast<void**>(&p), n * sizeof(T)) != 0)
+      throw std::runtime_error("out of host memory for " + std::to_string(n * sizeof(T)) + " bytes");
+  }
+  ~HostArray() { starpu_free_noflag(p, n * sizeof(T)); }
+  HostArray(const HostArray&) = delete;
+  HostArray& operator=(const HostArray&) = delete;
+};
 
 class StarpuSession {
  public:
