@@ -51,6 +51,17 @@ using test_support::poison;
 using test_support::cuda_device_present;
 #endif
 
+// The GPU-alone tests' first line: skipped where the build or the machine has no CUDA worker.
+#ifdef FNNDTPS_TEST_CUDA
+#define SKIP_WITHOUT_CUDA_WORKER()                                                         \
+  do {                                                                                     \
+    std::string why_;                                                                      \
+    if (!cuda_device_present(&why_)) GTEST_SKIP() << "no CUDA worker: " << why_;           \
+  } while (0)
+#else
+#define SKIP_WITHOUT_CUDA_WORKER() GTEST_SKIP() << "built without CUDA"
+#endif
+
 // ------------------------------------------------------------------------- matrices
 
 // Column-major rows x cols with ld = rows + pad; padding poisoned.
@@ -383,17 +394,12 @@ TEST(GemmTiled, CpuWorkersOnly) {
   check_tiled<double>(true);
 }
 TEST(GemmTiled, CudaWorkerOnly) {
-#ifdef FNNDTPS_TEST_CUDA
-  std::string why;
-  if (!cuda_device_present(&why)) GTEST_SKIP() << "no CUDA worker: " << why;
+  SKIP_WITHOUT_CUDA_WORKER();
   Starpu starpu(0, 1);
   ASSERT_TRUE(starpu.ok());
   ASSERT_EQ(starpu_cuda_worker_get_count(), 1u);
   check_tiled<float>(false);
   check_tiled<double>(true);
-#else
-  GTEST_SKIP() << "built without CUDA";
-#endif
 }
 
 // ------------------------------------------------------------------------- splits and mixed blocks
@@ -551,28 +557,18 @@ TEST(GemmProduct, CpuWorkersOnly) {
 // the inputs to 10 mantissa bits, ~2^13 times the FP32 bound): this is the test that the
 // default is true FP32.
 TEST(GemmProduct, CudaWorkerOnly) {
-#ifdef FNNDTPS_TEST_CUDA
-  std::string why;
-  if (!cuda_device_present(&why)) GTEST_SKIP() << "no CUDA worker: " << why;
+  SKIP_WITHOUT_CUDA_WORKER();
   Starpu starpu(0, 1);
   ASSERT_TRUE(starpu.ok());
   ASSERT_EQ(starpu_cuda_worker_get_count(), 1u);
   check_products<float>();
   check_products<double>();
-#else
-  GTEST_SKIP() << "built without CUDA";
-#endif
 }
 TEST(GemmProduct, CudaWorkerTf32) {
-#ifdef FNNDTPS_TEST_CUDA
-  std::string why;
-  if (!cuda_device_present(&why)) GTEST_SKIP() << "no CUDA worker: " << why;
+  SKIP_WITHOUT_CUDA_WORKER();
   Starpu starpu(0, 1);
   ASSERT_TRUE(starpu.ok());
   check_products<float>(true);
-#else
-  GTEST_SKIP() << "built without CUDA";
-#endif
 }
 
 TEST(GemmTiled, RefusesSizesThatDoNotAgree) {
