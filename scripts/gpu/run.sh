@@ -4,7 +4,7 @@
 #   bash scripts/gpu/run.sh [tests] [kernels] [overhead] [e2e] [e2e256] [gemm] [gemm2048] [example1024]
 #                           [compare-lwt] [compare-gemm] [compare-sgemm] [scaling-lwt] [scaling-gemm] [diag]
 #                           [units] [gpu-path] [recheck] [calibrate] [mechanism] [filter] [gemm2d]
-#                           [seed001] [mpi]
+#                           [seed001] [mpi] [sgemm-gpu50]
 # (default: tests overhead e2e gemm). Each part takes a few minutes; a device call lasts at most
 # 10, so split them over calls (notes/bench.md).
 set -uo pipefail
@@ -35,7 +35,7 @@ sampling=$(grep -aom1 '/[[:alnum:]/._-]*/share/starpu/perfmodels/sampling' "$roo
 tpc=$(lscpu | awk -F: '/Thread\(s\) per core/{gsub(/ /,"",$2); print $2}')
 export STARPU_NTHREADS_PER_CORE=${STARPU_NTHREADS_PER_CORE:-${tpc:-1}}
 parts=${*:-tests overhead e2e gemm}
-known=" tests kernels overhead e2e e2e256 gemm gemm2048 example1024 compare-lwt compare-gemm compare-sgemm scaling-lwt scaling-gemm diag units gpu-path recheck calibrate mechanism filter gemm2d seed001 mpi "
+known=" tests kernels overhead e2e e2e256 gemm gemm2048 example1024 compare-lwt compare-gemm compare-sgemm scaling-lwt scaling-gemm diag units gpu-path recheck calibrate mechanism filter gemm2d seed001 mpi sgemm-gpu50 "
 for part in $parts; do
   [[ $known == *" $part "* ]] || { echo "run.sh: unknown part '$part' (known:$known)" >&2; exit 2; }
 done
@@ -581,6 +581,25 @@ if has seed001; then
   $PYTHON bench/seed001_plot.py /tmp/seed001/seed001.csv --out "$OUT" --command "$seed_cmd (scripts/gpu/run.sh seed001)"
   cp /tmp/seed001/seed001.csv "$OUT/" && gzip -c /tmp/seed001/seed001.log >"$OUT/seed001.log.gz"
   stamp "seed001 done"
+fi
+if has sgemm-gpu50; then
+  # StarPU's 2D sgemm example (-xy 16384 -z 16384 -nblocks 16 -iter 3) under dmdas and fnn-dtps
+  # (through STARPU_SCHED_LIB), one process each, stable and then with `perturb --gpu 0 --duty
+  # 0.5 --period-ms 200` beside (gpu50); ~40 s a process, most of it the example's own matrix
+  # filling. Models from the STARPU_HOME of earlier parts (run `mechanism` or seed it from
+  # bench/platforms/h200/sampling first). Writes sgemm-gpu50.txt.
+  stamp "sgemm-gpu50"
+  (
+    export STARPU_CALIBRATE_MINIMUM=${STARPU_CALIBRATE_MINIMUM:-2}
+    sg() { echo "-- $(date +%T) $*"; timeout -k 5 75 env "$@" "$bin/sgemm" -xy 16384 -z 16384 -nblocks 16 -iter 3 2>&1 | tail -2; }
+    lib=$root/.carry/lib/libfnndtps.so
+    echo "== stable"; sg STARPU_SCHED=dmdas; sg STARPU_SCHED=fnn-dtps STARPU_SCHED_LIB=$lib
+    echo "== gpu50"
+    "$bin/perturb" --gpu 0 --duty 0.5 --period-ms 200 --seconds 170 >/dev/null 2>&1 & load=$!
+    sg STARPU_SCHED=dmdas; sg STARPU_SCHED=fnn-dtps STARPU_SCHED_LIB=$lib
+    kill "$load" 2>/dev/null; wait "$load" 2>/dev/null
+  ) | tee "$OUT/sgemm-gpu50.txt"
+  stamp "sgemm-gpu50 done"
 fi
 if has mpi; then
   # Issue 16 on one node: lwt2d-mpi (LWT MPI_LWT_SIZE^2, 4 levels, 64 units) and gemm-mpi (MPI_GEMM_SIZE,
