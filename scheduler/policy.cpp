@@ -33,6 +33,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -42,6 +43,8 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <pthread.h>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -228,6 +231,10 @@ struct PendingSample {
   double rate;
 };
 
+struct ThreadTime {
+  double cpu_s = 0, wall_s = 0;  // a thread's CPU time, and CLOCK_MONOTONIC's, in seconds
+};
+
 struct WorkerSlot {
   // What every push reads, on cache lines of its own: the worker writes the rest at each of
   // its tasks, and a push's reads of a line the worker keeps writing would each miss.
@@ -259,6 +266,11 @@ struct WorkerSlot {
   double busy_us = 0, work = 0;
   std::atomic<double> batch_busy_us{0}, batch_work{0};
   std::atomic<double> own_busy{0};  // the share of its recent time it spent on our tasks
+  // A CPU worker's thread's CPU-time clock, taken on that thread at its first pop (-1 before):
+  // what the thread used, task or idle poll, is the core's load that is ours. The sampler's
+  // last reading of it (sampling is one thread at a time: Policy::sampling_mutex).
+  std::atomic<long> thread_clock{-1};
+  ThreadTime thread_older, thread_newer;
   std::atomic<double> uf{NAN};      // the latest UF sampled: the load that is not ours
 };
 
@@ -392,13 +404,34 @@ constexpr double kCpRoot = 4;
 double cp_from_rate(double rate, double max_rate) { return std::pow(rate / max_rate, 1.0 / kCpRoot); }
 double ability_from_cp(double cp) { return std::pow(std::clamp(cp, 1e-3, 1.0), kCpRoot); }
 
+// The share of a worker's recent time that is ours, to take from its UF. A CPU worker's is its
+// thread's CPU time over the same span as the probe's UF (ProbeOptions::uf_window: from the
+// newest reading at least that old): an idle StarPU worker polls, and /proc/stat counts that
+// as load. Without its clock (simulation, or before its first pop), and for a GPU (NVML counts
+// our kernels), the share of its time in our tasks.
+double own_share(WorkerSlot& s, double window_s) {
+#ifndef STARPU_SIMGRID
+  const long clock = s.thread_clock.load(std::memory_order_relaxed);
+  timespec cpu{}, wall{};
+  if (!s.cuda && clock >= 0 && clock_gettime(clockid_t(clock), &cpu) == 0 && clock_gettime(CLOCK_MONOTONIC, &wall) == 0) {
+    const ThreadTime now{double(cpu.tv_sec) + 1e-9 * double(cpu.tv_nsec), double(wall.tv_sec) + 1e-9 * double(wall.tv_nsec)};
+    if (s.thread_newer.wall_s == 0) s.thread_older = s.thread_newer = now;
+    if (now.wall_s - s.thread_newer.wall_s >= window_s) s.thread_older = s.thread_newer, s.thread_newer = now;
+    const ThreadTime& from = s.thread_older;  // at least window_s before the newer one
+    if (now.wall_s > from.wall_s) return std::clamp((now.cpu_s - from.cpu_s) / (now.wall_s - from.wall_s), 0.0, 1.0);
+  }
+#endif
+  return get(s.own_busy);
+}
+
 // A worker's live features (DESIGN §5), UF as the load that is not ours (DESIGN §6): StarPU's
 // idle workers spin and our own kernels keep a GPU busy, so /proc/stat and NVML read our own
 // work too. F is lowered by an emulated slowdown, which stands for a slower worker.
 fnn::Features live_features(Policy& p, std::size_t w) {
   WorkerSlot& s = p.workers[w];
   RawFeatures raw = p.probe->sample(w);
-  raw.UF = std::max(0.0, raw.UF - get(s.own_busy));
+  static const double window_s = std::chrono::duration<double>(ProbeOptions{}.uf_window).count();  // probe_options()'s
+  raw.UF = std::max(0.0, raw.UF - own_share(s, window_s));
   s.uf = raw.UF;
   RawFeatures peak = raw;
   for (std::size_t i = 0; i < p.workers.size(); ++i) {
@@ -1201,6 +1234,12 @@ starpu_task* pop(unsigned ctx) {
   Policy* p = policy_of(ctx);
   const int w = starpu_worker_get_id_check();
   WorkerSlot& s = p->workers[std::size_t(w)];
+#ifndef STARPU_SIMGRID
+  if (s.thread_clock.load(std::memory_order_relaxed) == -1) {  // pop runs on the worker's thread
+    clockid_t clock;
+    s.thread_clock.store(pthread_getcpuclockid(pthread_self(), &clock) == 0 ? long(clock) : -2, std::memory_order_relaxed);
+  }
+#endif
   try {
     const double now = now_us();
     // Cold tasks of a higher priority than this worker's own go first.

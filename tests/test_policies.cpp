@@ -499,28 +499,35 @@ void spin_work(void** /*buffers*/, void* /*arg*/) {
   }
 }
 
-TEST(LiveState, UfExcludesOurOwnLoad) {
+// 40 rounds of 10 ms tasks under fnn on 2 CPU workers, one task a round on each worker whose
+// bit is set in `workers` (by `workerids`, so that each worker's own busy share does not depend
+// on placement), with idle moments between them for the workers to sample; the policy's
+// decision at the end.
+std::optional<sched::Decision> rounds_on(std::uint32_t workers) {
   setenv("FNNDTPS_SAVE", "0", 1);
-  ASSERT_EQ(init_starpu("fnn", 2), 0);
+  EXPECT_EQ(init_starpu("fnn", 2), 0);
   starpu_codelet spin;
   starpu_codelet_init(&spin);
   spin.cpu_funcs[0] = spin_work;
   spin.nbuffers = 0;
   spin.name = "spin";
-  // Rounds of two 10 ms tasks, one on each worker (by `workerids`, so that each worker's own
-  // busy share does not depend on placement), with idle moments between them for the workers to
-  // sample.
   for (int round = 0; round < 40; ++round) {
     for (std::uint32_t i = 0; i < 2; ++i) {
+      if (!(workers & (1u << i))) continue;
       std::uint32_t only = 1u << i;
       EXPECT_EQ(starpu_task_insert(&spin, STARPU_TASK_WORKERIDS, 1u, &only, 0), 0);
     }
     starpu_task_wait_for_all();
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  const std::optional<sched::Decision> d = sched::decision();
+  std::optional<sched::Decision> d = sched::decision();
   starpu_shutdown();
   unsetenv("FNNDTPS_SAVE");
+  return d;
+}
+
+TEST(LiveState, UfExcludesOurOwnLoad) {
+  const std::optional<sched::Decision> d = rounds_on(0b11);
   ASSERT_TRUE(d.has_value());
   ASSERT_EQ(d->workers.size(), 2u);
   for (const auto& w : d->workers) {
@@ -530,6 +537,22 @@ TEST(LiveState, UfExcludesOurOwnLoad) {
     ASSERT_TRUE(std::isfinite(w.uf)) << "sampled";
     EXPECT_LT(w.uf, 0.3) << "our own load is not UF";
   }
+}
+
+// A worker with no task of ours: whatever its thread does (StarPU keeps a context's last awake
+// worker polling) is ours too, so its core reads UF near 0, not the poll's 100%. Workers bound
+// here, so that each one's core is its own.
+TEST(LiveState, AnIdleWorkersPollingIsNotLoad) {
+  setenv("STARPU_WORKERS_NOBIND", "0", 1);
+  const std::optional<sched::Decision> d = rounds_on(0b01);
+  setenv("STARPU_WORKERS_NOBIND", "1", 1);
+  ASSERT_TRUE(d.has_value());
+  ASSERT_EQ(d->workers.size(), 2u);
+  const auto& idle = d->workers[1];
+  std::printf("%s: own busy %.2f, UF %.2f\n", idle.name.c_str(), idle.own_busy, idle.uf);
+  EXPECT_LT(idle.own_busy, 0.05) << "it ran none of our tasks";
+  ASSERT_TRUE(std::isfinite(idle.uf)) << "sampled";
+  EXPECT_LT(idle.uf, 0.3) << "its own polling is not UF";
 }
 
 TEST(Batches, EndWhenAllIdleOrWhenTheApplicationSaysSo) {
