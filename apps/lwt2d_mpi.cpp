@@ -29,6 +29,7 @@
 #include "apps/starpu_session.hpp"
 #include "codelets/lwt_tasks.hpp"
 #include "codelets/plan.hpp"
+#include "scheduler/dtps.hpp"
 
 namespace {
 
@@ -37,21 +38,23 @@ using apps::parse_positive;
 
 const char* const kUsage =
     "usage: mpirun -np R lwt2d-mpi forward --in X.npy --out C.npy [--levels N] [--units U] [--repeat N]\n"
-    "                                      [--shares model|even]\n"
+    "                                      [--shares dtps|model|even]\n"
     "       mpirun -np R lwt2d-mpi inverse --in C.npy --out Y.npy [the same options]\n"
     "  The transform of `lwt2d forward` / `inverse` over R ranks: rank 0 reads and writes the files,\n"
     "  the data units (default: 4 a rank, at least 8) are spread over the ranks in contiguous groups,\n"
     "  and halos cross between neighbouring ranks. Every rank needs a unit: R ranks need R units, which\n"
     "  the height and levels must allow (seed 002 eq. 6.8). --repeat runs the transform N times (the\n"
-    "  median of all but the first is the RESULT); with --shares model (default) each run after the first\n"
-    "  gives the ranks contiguous units by their speeds under our policy in the one before: each unit to\n"
-    "  the rank that would finish first (a rank too slow for one unit gets none); even: as many units\n"
-    "  each. Defaults: 4 levels, 1 run.\n";
+    "  median of all but the first is the RESULT). The first run gives each rank as many contiguous units;\n"
+    "  --shares model: each later run gives them by the ranks' speeds under our policy in the one before,\n"
+    "  each unit to the rank that would finish first (a rank too slow for one unit gets none); dtps (the\n"
+    "  default with 2 ranks; model otherwise): the second run by the model, then seed 001's DTPS between\n"
+    "  the 2 ranks corrects rank 0's share from when each rank's results reached rank 0, halos and\n"
+    "  transfers included; even: as many units each, every run. Defaults: 4 levels, 1 run.\n";
 
 struct Options {
   std::string command, in, out;
   int levels = 4, units = 0, repeat = 1;
-  bool model_shares = true;
+  enum class Shares { Default, Model, Dtps, Even } shares = Shares::Default;
 };
 
 Options parse(int argc, char** argv) {
@@ -77,8 +80,9 @@ Options parse(int argc, char** argv) {
     else if (a == "--repeat") o.repeat = parse_positive(a, value());
     else if (a == "--shares") {
       const std::string v = value();
-      if (v != "model" && v != "even") throw UsageError("--shares must be model or even, got '" + v + "'");
-      o.model_shares = v == "model";
+      if (v != "model" && v != "even" && v != "dtps")
+        throw UsageError("--shares must be dtps, model or even, got '" + v + "'");
+      o.shares = v == "model" ? Options::Shares::Model : v == "dtps" ? Options::Shares::Dtps : Options::Shares::Even;
     }
     else throw UsageError("unknown option '" + a + "' (see --help)");
   }
@@ -94,6 +98,27 @@ std::vector<int> units_by_finish(int units, const std::vector<apps::mpi::RankSpe
   std::vector<int> owner;
   for (std::size_t r = 0; r < count.size(); ++r) owner.insert(owner.end(), std::size_t(count[r]), int(r));
   return owner;
+}
+
+// One DTPS round on rank 0 after a transform that started at t0_us and took `ms`: each rank's
+// time is when the last of its units' results reached rank 0 (lwt::unit_home_us), so that
+// halos and the transfers to and from rank 0 count, not only its workers' busy time; the
+// throughput the makespan guard compares is the transform's units over its time. Prints the
+// round and returns rank 0's share for the next transform.
+double dtps_step(sched::DtpsController& dtps, const std::vector<int>& owner, const std::vector<double>& home_us,
+                 double t0_us, double ms) {
+  double t[2] = {0, 0};
+  int count[2] = {0, 0};
+  for (std::size_t k = 0; k < owner.size() && k < home_us.size(); ++k) {
+    const int q = owner[k] == 0 ? 0 : 1;
+    t[q] = std::max(t[q], (home_us[k] - t0_us) / 1e3);
+    ++count[q];
+  }
+  const double units = double(owner.size());
+  const sched::DtpsUpdate u = dtps.end_batch(t[0], t[1], count[0] / units, units / ms);
+  std::printf("dtps: rank 0 %.2f ms for %d units, rank 1 %.2f ms for %d, m %.3f (%s), rank 0's share %.3f -> %.3f\n",
+              t[0], count[0], t[1], count[1], u.m_before, sched::to_string(u.kind), count[0] / units, dtps.alpha());
+  return dtps.alpha();
 }
 
 int transform(const Options& o, const apps::StarpuSession& session, int rank, int ranks);
@@ -155,14 +180,21 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
                 o.command.c_str(), shape[0], shape[1], o.levels, plan.units(), ranks, session.policy().c_str(),
                 session.cpu_workers(), session.cuda_workers());
   }
-  // Units in contiguous groups, evenly for the first transform; with --shares model, each later
-  // one by the ranks' speeds after the one before (apps::mpi::items_by_finish).
+  // Units in contiguous groups, evenly for the first transform; after it, by the ranks' speeds
+  // (apps::mpi::items_by_finish) under model, and under dtps by the model once, then by DTPS.
+  Options::Shares shares = o.shares;
+  if (shares == Options::Shares::Default) shares = ranks == 2 ? Options::Shares::Dtps : Options::Shares::Model;
+  if (shares == Options::Shares::Dtps && ranks != 2)
+    throw UsageError("--shares dtps balances 2 ranks (seed 001's two classes), not " + std::to_string(ranks));
   std::vector<int> owner(std::size_t(plan.units()));
   for (int k = 0; k < plan.units(); ++k) owner[std::size_t(k)] = int(static_cast<long long>(k) * ranks / plan.units());
   std::vector<apps::mpi::RankSpeed> speeds(static_cast<std::size_t>(ranks));
   std::vector<double> times;
-  std::vector<double> planned(std::size_t(ranks), 1.0 / ranks);  // the speed shares `owner` follows
+  std::vector<double> planned(std::size_t(ranks), 1.0 / ranks);  // the shares `owner` follows
   std::vector<lwt::WorkerStats> stats;
+  // Seed 001's DTPS between the 2 ranks as between its CPU and GPU classes (rank 0 the first
+  // class, alpha its share, as in gemm-mpi), on rank 0, started at the model's split.
+  std::unique_ptr<sched::DtpsController> dtps;
   for (int r = 0; r < o.repeat; ++r) {
     lwt::set_unit_ranks(owner);
     starpu_mpi_barrier(MPI_COMM_WORLD);
@@ -178,12 +210,23 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
       std::printf("%s %d: %.2f ms, %.2f GB/s host to host\n", o.command.c_str(), r, times.back(),
                   2.0 * double(n) * 4 / (times.back() * 1e6));
     speeds = apps::mpi::all_rank_speeds(speeds);
-    const bool known = apps::mpi::all_known(speeds);
-    if (o.model_shares && known && r + 1 < o.repeat) {
+    if (r + 1 == o.repeat || shares == Options::Shares::Even) continue;
+    if (dtps) {
+      double alpha = 0;
+      if (rank == 0) alpha = dtps_step(*dtps, owner, lwt::unit_home_us(), t0, times.back());
+      MPI_Bcast(&alpha, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+      const int first = std::clamp(int(std::lround(alpha * plan.units())), 0, plan.units());
+      for (int k = 0; k < plan.units(); ++k) owner[std::size_t(k)] = k < first ? 0 : 1;
+      planned = {alpha, 1 - alpha};
+    } else if (apps::mpi::all_known(speeds)) {
       owner = units_by_finish(plan.units(), speeds);
       double total = 0;
       for (const auto& v : speeds) total += v.total;
       for (int q = 0; q < ranks; ++q) planned[std::size_t(q)] = speeds[std::size_t(q)].total / total;
+      if (shares == Options::Shares::Dtps) {
+        const double first = double(std::count(owner.begin(), owner.end(), 0)) / plan.units();
+        dtps = std::make_unique<sched::DtpsController>(sched::DtpsConfig{}, sched::DtpsState{first, 0.0, 0});
+      }
     }
   }
   // Each rank's units and tasks in the last transform and its speed, in rank order.

@@ -279,10 +279,13 @@ struct Ranks {
 };
 std::vector<int> Ranks::chosen;
 Ranks ranks;
+// When each unit's output reached rank 0 in the last transform across ranks (unit_home_us()).
+std::vector<double> home_us;
 
 // Called at the start of each transform.
 void find_ranks() {
   ranks = Ranks{};
+  home_us.clear();
 #ifdef FNNDTPS_HAVE_MPI
   int mpi = 0;
   MPI_Initialized(&mpi);
@@ -358,6 +361,7 @@ std::deque<Args> Submit::mpi_args;
 }  // namespace
 
 void set_unit_ranks(const std::vector<int>& owner) { Ranks::chosen = owner; }
+const std::vector<double>& unit_home_us() { return home_us; }
 
 Pipeline parse_pipeline(const std::string& name) {
   if (name == "fused") return Pipeline::Fused;
@@ -367,6 +371,46 @@ Pipeline parse_pipeline(const std::string& name) {
 const char* pipeline_name(Pipeline p) { return p == Pipeline::Fused ? "fused" : "steps"; }
 
 namespace {
+
+#ifdef FNNDTPS_HAVE_MPI
+// Rank 0's record of its units' outputs arriving: a read of each, acquired once its receive
+// (or, for its own units, its last writer) is done, notes the time and releases.
+struct Arrivals {
+  struct Unit {
+    Arrivals* all;
+    double us;
+    starpu_data_handle_t h;
+  };
+  explicit Arrivals(std::size_t n) : unit(n, Unit{this, 0.0, nullptr}) {
+    STARPU_PTHREAD_MUTEX_INIT(&m, nullptr);
+    STARPU_PTHREAD_COND_INIT(&cv, nullptr);
+  }
+  ~Arrivals() {
+    STARPU_PTHREAD_COND_DESTROY(&cv);
+    STARPU_PTHREAD_MUTEX_DESTROY(&m);
+  }
+  static void arrived(void* arg) {  // a StarPU callback: StarPU's locks
+    auto* u = static_cast<Unit*>(arg);
+    u->us = starpu_timing_now();
+    starpu_data_release(u->h);
+    STARPU_PTHREAD_MUTEX_LOCK(&u->all->m);
+    if (++u->all->done == u->all->unit.size()) STARPU_PTHREAD_COND_SIGNAL(&u->all->cv);
+    STARPU_PTHREAD_MUTEX_UNLOCK(&u->all->m);
+  }
+  std::vector<double> wait() {
+    STARPU_PTHREAD_MUTEX_LOCK(&m);
+    while (done < unit.size()) STARPU_PTHREAD_COND_WAIT(&cv, &m);
+    STARPU_PTHREAD_MUTEX_UNLOCK(&m);
+    std::vector<double> us;
+    for (const Unit& u : unit) us.push_back(u.us);
+    return us;
+  }
+  std::vector<Unit> unit;
+  starpu_pthread_mutex_t m;
+  starpu_pthread_cond_t cv;
+  std::size_t done = 0;
+};
+#endif
 
 // The handles of one transform: per unit, the caller's input and output strips, the work
 // strips B and S, the steps pipeline's window, and per level the halos each unit writes.
@@ -398,12 +442,21 @@ struct Handles {
         bot[l].push_back(p.has_below(k) ? on_rank(register_temp(p.cols(l), kHalo), owner) : nullptr);
       }
   }
-  // Waits for the transform's tasks; across ranks, also brings every unit's output to rank 0.
+  // Waits for the transform's tasks; across ranks, also brings every unit's output to rank 0,
+  // each as soon as its last writer ends (the sends wait on the data, not on this call), and
+  // notes on rank 0 when each one arrived (unit_home_us()).
   void wait() {
 #ifdef FNNDTPS_HAVE_MPI
     if (ranks.size > 1) {
+      for (starpu_data_handle_t h : out) starpu_mpi_get_data_on_node_detached(MPI_COMM_WORLD, h, 0, nullptr, nullptr);
+      Arrivals arrivals(out.size());
+      if (ranks.rank == 0)  // sequential consistency orders each read after the unit's receive
+        for (std::size_t k = 0; k < out.size(); ++k) {
+          arrivals.unit[k].h = out[k];
+          starpu_data_acquire_cb(out[k], STARPU_R, Arrivals::arrived, &arrivals.unit[k]);
+        }
       starpu_mpi_wait_for_all(MPI_COMM_WORLD);
-      for (starpu_data_handle_t h : out) starpu_mpi_get_data_on_node(MPI_COMM_WORLD, h, 0);
+      if (ranks.rank == 0) home_us = arrivals.wait();
       Submit::mpi_args.clear();
       return;
     }

@@ -42,6 +42,11 @@ void inverse(const Plan& plan, Pipeline pipeline, const float* units_layout, flo
 // (every rank passes the same); other plans, or an empty vector, spread units evenly.
 void set_unit_ranks(const std::vector<int>& owner);
 
+// Across ranks, on rank 0, after a transform: when each unit's output reached rank 0 (its own
+// units': when their last task ended), in microseconds of starpu_timing_now(). Empty in one
+// process and on the other ranks.
+const std::vector<double>& unit_home_us();
+
 // Tasks one transform submits (for reports and tests).
 long task_count(const Plan& plan, Pipeline pipeline, bool forward);
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # lwt2d-mpi across 1 to 4 ranks on this machine (DESIGN §11): the forward and inverse
 # transforms equal one process's (`lwt2d forward`/`inverse` with the same units) bit for bit,
-# also for a height the rank count does not divide; every rank runs tasks; under --shares model a
-# rank slowed 2x gets its share of the ranks' speeds, well below half; R ranks on a surface
-# too small for R units at the levels asked (seed 002 eq. 6.8) and other bad input end with one
-# `lwt2d-mpi:` line and exit status 2.
+# also for a height the rank count does not divide; every rank runs tasks; a rank slowed 2x gets
+# its share of the ranks' speeds (--shares model) or DTPS's from their times (dtps), well below
+# half; R ranks on a surface too small for R units at the levels asked (seed 002 eq. 6.8) and
+# other bad input end with one `lwt2d-mpi:` line and exit status 2.
 #   bash tests/mpi_lwt.sh <lwt2d-mpi binary> <lwt2d binary> <mpiexec>
 set -u
 BIN=$1 LWT2D=$2 MPIEXEC=${3:-mpirun}
@@ -35,13 +35,13 @@ expect_same "299 x 131 (odd), 3 levels, 7 units" 3 "$dir/odd.npy" 3 7
 expect_same "299 x 131 (odd), 2 levels, 6 units" 4 "$dir/odd.npy" 2 6
 
 # Node shares from the same model: rank 1's worker emulated 2x slower; once a transform has
-# measured it, its units are its share of the ranks' speeds (within the one unit that contiguous
-# groups round by) and well below half; even: half. The output is still one process's. (Its
+# measured it, its units are its planned share (within the one unit that contiguous groups
+# round by) and well below half; even: half. The output is still one process's. (Its
 # measured speed comes out 0.27-0.36 of the other's here, not 1/2: on this 2-core machine each
 # rank's worker, main and MPI progression threads share the cores.)
 expect_share() {
-  local name=$1 lo=$2 hi=$3; shift 3
-  run_slowed "$BIN" forward --in "$dir/wide.npy" --out "$dir/mpi-share.npy" --levels 3 --units 24 --repeat 5 "$@"
+  local name=$1 lo=$2 hi=$3 repeat=$4; shift 4
+  run_slowed "$BIN" forward --in "$dir/wide.npy" --out "$dir/mpi-share.npy" --levels 3 --units 24 --repeat "$repeat" "$@"
   local rc=$? share planned
   share=$(slowed_share units)
   planned=$(awk '/^rank 1: .* units, planned share / { sub(",", "", $9); print $9 }' "$dir/out.txt")
@@ -56,8 +56,14 @@ expect_share() {
 }
 "$LWT2D" generate --size 1024x512 --seed 4 --out "$dir/wide.npy" >/dev/null 2>&1
 "$LWT2D" forward --in "$dir/wide.npy" --out "$dir/one-share.npy" --levels 3 --units 24 >/dev/null 2>&1
-expect_share "model shares, rank 1 slowed 2x" 0.1 0.45
-expect_share "even shares, rank 1 slowed 2x" 0.5 0.5 --shares even
+expect_share "model shares, rank 1 slowed 2x" 0.1 0.45 5 --shares model
+expect_share "even shares, rank 1 slowed 2x" 0.5 0.5 5 --shares even
+# dtps (2 ranks' default): the model's split, then one DTPS round from the ranks' measured times
+# (3 transforms: before a second round, the makespan guard tries no rank alone).
+expect_share "dtps shares, rank 1 slowed 2x" 0.1 0.45 3
+if grep -q '^dtps: rank 0 .* ms for [0-9]* units, rank 1 .* ms for [0-9]*, m ' "$dir/out.txt"; then
+  pass "dtps: $(grep -m1 '^dtps: ' "$dir/out.txt")"
+else fail "dtps: no round printed:"; cat "$dir/out.txt"; fi
 
 # expect_fail NAME RANKS ARGS...: exit 2, one `lwt2d-mpi:` line (mpirun may add its own), no output.
 expect_fail() {
@@ -74,6 +80,7 @@ expect_fail "missing input" 2 forward --in "$dir/none.npy" --out "$dir/bad.npy"
 expect_fail "unknown command" 2 transform --in "$dir/even.npy" --out "$dir/bad.npy"
 expect_fail "output over the input" 2 forward --in "$dir/even.npy" --out "$dir/even.npy"
 expect_fail "bad shares" 2 forward --in "$dir/even.npy" --out "$dir/bad.npy" --shares cyclic
+expect_fail "dtps over 3 ranks" 3 forward --in "$dir/even.npy" --out "$dir/bad.npy" --shares dtps
 
 echo "$passed passed, $fails failed"
 [[ $fails -eq 0 ]]

@@ -139,7 +139,7 @@ compare() {  # compare NAME ARGS...
 # beside the best built-in: the device time of a session does not hold more.
 gemm_policies=fnn-dtps,fnn,dtps,boyer,dmda,dmdas,heteroprio
 if has compare-lwt; then
-  compare lwt --apps lwt2d --lwt-sizes 8192,16384 --levels 4 --perturb none,gpu50 --reps 5 --warmup 2
+  compare lwt --apps lwt2d --lwt-sizes ${COMPARE_LWT_SIZES:-8192,16384} --levels 4 --perturb none,gpu50 --reps 5 --warmup 2
 fi
 if has compare-gemm; then
   # The CPU class alone takes ~27 s a product: two timed products of it for the bound.
@@ -605,8 +605,9 @@ if has mpi; then
   # Issue 16 on one node: lwt2d-mpi (LWT MPI_LWT_SIZE^2, 4 levels, 64 units) and gemm-mpi (MPI_GEMM_SIZE,
   # tile 1024) as one process (15 CPU workers + the GPU) and as 2 ranks splitting the node (rank
   # 0: the GPU + 8 CPU workers on cores 0-8; rank 1: 7 CPU workers on cores 9-15), each under
-  # our policy, with the model's shares; the 2 ranks' coefficients against the one process's,
-  # and gemm-mpi --check with a GPU rank. Needs .carry/mpi from `FNNDTPS_PACK_MPI=1
+  # our policy, the LWT with its default shares (DTPS between the 2 ranks) and with the model's
+  # alone (MPI_LWT_REPEAT runs, 10); the 2 ranks' coefficients against the one process's, and
+  # gemm-mpi --check with a GPU rank. Needs .carry/mpi from `FNNDTPS_PACK_MPI=1
   # scripts/gpu/pack.sh` and an MPI launcher (MPIRUN, default mpirun). Writes mpi.txt.
   stamp "mpi"
   mtxt=$OUT/mpi.txt
@@ -622,14 +623,17 @@ if has mpi; then
       one=(-np 1 --bind-to none)
       two=(-np 1 --bind-to none -x STARPU_NCPU=8 -x STARPU_NCUDA=1 -x STARPU_WORKERS_CPUID=0-8)
       two2=(-np 1 --bind-to none -x STARPU_NCPU=7 -x STARPU_NCUDA=0 -x STARPU_WORKERS_CPUID=9-15)
-      pick() { grep -E "RESULT|^rank|check|rror" | sed "s/^/   /"; }
-      lwt=(forward --in "$d/x.npy" --levels 4 --units 64 --repeat 6)
+      pick() { grep -E "RESULT|^rank|^dtps|check|rror" | sed "s/^/   /"; }
+      lwt=(forward --in "$d/x.npy" --levels 4 --units 64 --repeat ${MPI_LWT_REPEAT:-10})
       "$bin/lwt2d" generate --out "$d/x.npy" --size "$lsize" >/dev/null
       echo "## lwt2d-mpi forward $lsize^2, 4 levels, one process"
       timeout -k 5 150 "$mpirun" "${one[@]}" "$mb/lwt2d-mpi" "${lwt[@]}" --out "$d/c1.npy" 2>&1 | pick
-      echo "## the same, 2 ranks"
+      echo "## the same, 2 ranks (shares: dtps, the default for 2)"
       timeout -k 5 150 "$mpirun" "${two[@]}" "$mb/lwt2d-mpi" "${lwt[@]}" --out "$d/c2.npy" : \
         "${two2[@]}" "$mb/lwt2d-mpi" "${lwt[@]}" --out "$d/c2.npy" 2>&1 | pick
+      echo "## the same, 2 ranks, --shares model (the workers' speeds alone)"
+      timeout -k 5 150 "$mpirun" "${two[@]}" "$mb/lwt2d-mpi" "${lwt[@]}" --shares model --out "$d/c3.npy" : \
+        "${two2[@]}" "$mb/lwt2d-mpi" "${lwt[@]}" --shares model --out "$d/c3.npy" 2>&1 | pick
       $PYTHON -c "
 import numpy as np, sys
 a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
