@@ -266,10 +266,11 @@ struct WorkerSlot {
   double busy_us = 0, work = 0;
   std::atomic<double> batch_busy_us{0}, batch_work{0};
   std::atomic<double> own_busy{0};  // the share of its recent time it spent on our tasks
-  // A CPU worker's thread's CPU-time clock, taken on that thread at its first pop (-1 before):
+  // A CPU worker's thread's CPU-time clock, taken on that thread at its first pop:
   // what the thread used, task or idle poll, is the core's load that is ours. The sampler's
   // last reading of it (sampling is one thread at a time: Policy::sampling_mutex).
-  std::atomic<long> thread_clock{-1};
+  std::atomic<int> clock_state{0};  // 0 not taken yet, 1 thread_clock set, 2 none
+  clockid_t thread_clock{};          // Linux's are negative numbers
   ThreadTime thread_older, thread_newer;
   std::atomic<double> uf{NAN};      // the latest UF sampled: the load that is not ours
 };
@@ -411,9 +412,9 @@ double ability_from_cp(double cp) { return std::pow(std::clamp(cp, 1e-3, 1.0), k
 // our kernels), the share of its time in our tasks.
 double own_share(WorkerSlot& s, double window_s) {
 #ifndef STARPU_SIMGRID
-  const long clock = s.thread_clock.load(std::memory_order_relaxed);
   timespec cpu{}, wall{};
-  if (!s.cuda && clock >= 0 && clock_gettime(clockid_t(clock), &cpu) == 0 && clock_gettime(CLOCK_MONOTONIC, &wall) == 0) {
+  if (!s.cuda && s.clock_state.load(std::memory_order_acquire) == 1 && clock_gettime(s.thread_clock, &cpu) == 0 &&
+      clock_gettime(CLOCK_MONOTONIC, &wall) == 0) {
     const ThreadTime now{double(cpu.tv_sec) + 1e-9 * double(cpu.tv_nsec), double(wall.tv_sec) + 1e-9 * double(wall.tv_nsec)};
     if (s.thread_newer.wall_s == 0) s.thread_older = s.thread_newer = now;
     if (now.wall_s - s.thread_newer.wall_s >= window_s) s.thread_older = s.thread_newer, s.thread_newer = now;
@@ -1235,10 +1236,8 @@ starpu_task* pop(unsigned ctx) {
   const int w = starpu_worker_get_id_check();
   WorkerSlot& s = p->workers[std::size_t(w)];
 #ifndef STARPU_SIMGRID
-  if (s.thread_clock.load(std::memory_order_relaxed) == -1) {  // pop runs on the worker's thread
-    clockid_t clock;
-    s.thread_clock.store(pthread_getcpuclockid(pthread_self(), &clock) == 0 ? long(clock) : -2, std::memory_order_relaxed);
-  }
+  if (s.clock_state.load(std::memory_order_relaxed) == 0)  // pop runs on the worker's thread
+    s.clock_state.store(pthread_getcpuclockid(pthread_self(), &s.thread_clock) == 0 ? 1 : 2, std::memory_order_release);
 #endif
   try {
     const double now = now_us();
