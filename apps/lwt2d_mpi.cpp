@@ -47,7 +47,7 @@ const char* const kUsage =
     "  median of all but the first is the RESULT). The first run gives each rank as many contiguous units;\n"
     "  --shares model: each later run gives them by the ranks' speeds under our policy in the one before,\n"
     "  each unit to the rank that would finish first (a rank too slow for one unit gets none); dtps (the\n"
-    "  default with 2 ranks; model otherwise): the second run by the model, then seed 001's DTPS between\n"
+    "  default with 2 ranks; model otherwise): two runs by the model, then seed 001's DTPS between\n"
     "  the 2 ranks corrects rank 0's share from when each rank's results reached rank 0, halos and\n"
     "  transfers included; even: as many units each, every run. Defaults: 4 levels, 1 run.\n";
 
@@ -116,8 +116,12 @@ double dtps_step(sched::DtpsController& dtps, const std::vector<int>& owner, con
   }
   const double units = double(owner.size());
   const sched::DtpsUpdate u = dtps.end_batch(t[0], t[1], count[0] / units, units / ms);
+  // Seed 001's classes are the ranks here: its "GPU overloaded" is rank 1 late.
+  const char* what = u.kind == sched::DtpsCase::GpuOverloaded   ? "rank 1 late"
+                     : u.kind == sched::DtpsCase::CpuOverloaded ? "rank 0 late"
+                                                                : sched::to_string(u.kind);
   std::printf("dtps: rank 0 %.2f ms for %d units, rank 1 %.2f ms for %d, m %.3f (%s), rank 0's share %.3f -> %.3f\n",
-              t[0], count[0], t[1], count[1], u.m_before, sched::to_string(u.kind), count[0] / units, dtps.alpha());
+              t[0], count[0], t[1], count[1], u.m_before, what, count[0] / units, dtps.alpha());
   return dtps.alpha();
 }
 
@@ -193,7 +197,8 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
   std::vector<double> planned(std::size_t(ranks), 1.0 / ranks);  // the shares `owner` follows
   std::vector<lwt::WorkerStats> stats;
   // Seed 001's DTPS between the 2 ranks as between its CPU and GPU classes (rank 0 the first
-  // class, alpha its share, as in gemm-mpi), on rank 0, started at the model's split.
+  // class, alpha its share, as in gemm-mpi), on rank 0, started at the model's split once a
+  // transform ran by the model (the first one's speeds may be the policy's start values).
   std::unique_ptr<sched::DtpsController> dtps;
   for (int r = 0; r < o.repeat; ++r) {
     lwt::set_unit_ranks(owner);
@@ -223,7 +228,7 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
       double total = 0;
       for (const auto& v : speeds) total += v.total;
       for (int q = 0; q < ranks; ++q) planned[std::size_t(q)] = speeds[std::size_t(q)].total / total;
-      if (shares == Options::Shares::Dtps) {
+      if (shares == Options::Shares::Dtps && r >= 1) {  // after a transform measured the speeds
         const double first = double(std::count(owner.begin(), owner.end(), 0)) / plan.units();
         dtps = std::make_unique<sched::DtpsController>(sched::DtpsConfig{}, sched::DtpsState{first, 0.0, 0});
       }

@@ -382,8 +382,8 @@ struct Arrivals {
     starpu_data_handle_t h;
   };
   explicit Arrivals(std::size_t n) : unit(n, Unit{this, 0.0, nullptr}) {
-    STARPU_PTHREAD_MUTEX_INIT(&m, nullptr);
-    STARPU_PTHREAD_COND_INIT(&cv, nullptr);
+    STARPU_PTHREAD_MUTEX_INIT(&m, NULL);
+    STARPU_PTHREAD_COND_INIT(&cv, NULL);
   }
   ~Arrivals() {
     STARPU_PTHREAD_COND_DESTROY(&cv);

@@ -584,19 +584,22 @@ if has seed001; then
 fi
 if has sgemm-gpu50; then
   # StarPU's 2D sgemm example (-xy 16384 -z 16384 -nblocks 16 -iter 3) under dmdas and fnn-dtps
-  # (through STARPU_SCHED_LIB), one process each, stable and then with `perturb --gpu 0 --duty
-  # 0.5 --period-ms 200` beside (gpu50); ~40 s a process, most of it the example's own matrix
-  # filling. Models from the STARPU_HOME of earlier parts (run `mechanism` or seed it from
+  # (ours through STARPU_SCHED_LIB), one process each, stable and then with `perturb --gpu 0
+  # --duty 0.5 --period-ms 200` beside (gpu50) under SGEMM_GPU50_POLICIES ("dmdas fnn-dtps");
+  # ~40 s a process, most of it the example's own matrix filling (eager and lws take minutes a
+  # product here: leave them out). Models from the STARPU_HOME of earlier parts (run `mechanism` or seed it from
   # bench/platforms/h200/sampling first). Writes sgemm-gpu50.txt.
   stamp "sgemm-gpu50"
   (
     export STARPU_CALIBRATE_MINIMUM=${STARPU_CALIBRATE_MINIMUM:-2}
     sg() { echo "-- $(date +%T) $*"; timeout -k 5 75 env "$@" "$bin/sgemm" -xy 16384 -z 16384 -nblocks 16 -iter 3 2>&1 | tail -2; }
     lib=$root/.carry/lib/libfnndtps.so
-    echo "== stable"; sg STARPU_SCHED=dmdas; sg STARPU_SCHED=fnn-dtps STARPU_SCHED_LIB=$lib
+    pol() { case $1 in fnn-dtps|fnn|dtps|boyer|even) echo "STARPU_SCHED=$1 STARPU_SCHED_LIB=$lib";; *) echo "STARPU_SCHED=$1";; esac; }
+    echo "== stable"; sg STARPU_SCHED=dmdas; sg $(pol fnn-dtps)
     echo "== gpu50"
-    "$bin/perturb" --gpu 0 --duty 0.5 --period-ms 200 --seconds 170 >/dev/null 2>&1 & load=$!
-    sg STARPU_SCHED=dmdas; sg STARPU_SCHED=fnn-dtps STARPU_SCHED_LIB=$lib
+    gpu50=${SGEMM_GPU50_POLICIES:-dmdas fnn-dtps}
+    "$bin/perturb" --gpu 0 --duty 0.5 --period-ms 200 --seconds $((85 * $(wc -w <<<"$gpu50"))) >/dev/null 2>&1 & load=$!
+    for p in $gpu50; do sg $(pol "$p"); done
     kill "$load" 2>/dev/null; wait "$load" 2>/dev/null
   ) | tee "$OUT/sgemm-gpu50.txt"
   stamp "sgemm-gpu50 done"
