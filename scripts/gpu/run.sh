@@ -139,7 +139,11 @@ compare() {  # compare NAME ARGS...
 # beside the best built-in: the device time of a session does not hold more.
 gemm_policies=fnn-dtps,fnn,dtps,boyer,dmda,dmdas,heteroprio
 if has compare-lwt; then
-  compare lwt --apps lwt2d --lwt-sizes ${COMPARE_LWT_SIZES:-8192,16384} --levels 4 --perturb none,gpu50 --reps 5 --warmup 2
+  # COMPARE_LWT_ARGS adds compare.py options: `--period-ms 20` for a perturbation period shorter
+  # than one transform (~27 ms at 16384), so that every timed run sees the duty cycle, not the
+  # on or the off phase by luck.
+  compare lwt --apps lwt2d --lwt-sizes ${COMPARE_LWT_SIZES:-8192,16384} --levels 4 \
+    --perturb ${COMPARE_LWT_PERTURB:-none,gpu50} --reps 5 --warmup 2 ${COMPARE_LWT_ARGS:-}
 fi
 if has compare-gemm; then
   # The CPU class alone takes ~27 s a product: two timed products of it for the bound.
