@@ -328,7 +328,7 @@ int run(const Options& o) {
       const sched::DtpsUpdate u = dtps.end_batch(t[0], t[1], first / total);
       if (rank == 0)
         std::printf("dtps: rank 0 %.3f ms, rank 1 %.3f ms, m %.3f (%s), rank 0's share %.3f -> %.3f\n", t[0], t[1],
-                    u.m_before, sched::to_string(u.kind), first / total, dtps.alpha());
+                    u.m_before, apps::mpi::rank_case(u.kind), first / total, dtps.alpha());
       if (it + 1 < o.iter) owner = owners_by_speed(mt * nt, {dtps.alpha(), 1 - dtps.alpha()});
     }
     for (std::size_t x = 0; x < owner.size(); ++x)

@@ -116,12 +116,9 @@ double dtps_step(sched::DtpsController& dtps, const std::vector<int>& owner, con
   }
   const double units = double(owner.size());
   const sched::DtpsUpdate u = dtps.end_batch(t[0], t[1], count[0] / units, units / ms);
-  // Seed 001's classes are the ranks here: its "GPU overloaded" is rank 1 late.
-  const char* what = u.kind == sched::DtpsCase::GpuOverloaded   ? "rank 1 late"
-                     : u.kind == sched::DtpsCase::CpuOverloaded ? "rank 0 late"
-                                                                : sched::to_string(u.kind);
   std::printf("dtps: rank 0 %.2f ms for %d units, rank 1 %.2f ms for %d, m %.3f (%s), rank 0's share %.3f -> %.3f\n",
-              t[0], count[0], t[1], count[1], u.m_before, what, count[0] / units, dtps.alpha());
+              t[0], count[0], t[1], count[1], u.m_before, apps::mpi::rank_case(u.kind), count[0] / units,
+              dtps.alpha());
   return dtps.alpha();
 }
 
