@@ -145,6 +145,25 @@ void DtpsController::reset() {
 DtpsUpdate DtpsController::end_batch(double t_cpu, double t_gpu, std::optional<double> realised_alpha,
                                      double throughput) {
   const double ran_with = state_.alpha;
+  const double realised = realised_alpha ? *realised_alpha : ran_with;
+  GuardState& g = guard_;
+  if (has_cpu_ && has_gpu_ && std::isfinite(throughput) && throughput > 0 && g.alone_class >= 0 && g.coruns == 0 &&
+      realised > kAloneShare && realised < 1.0 - kAloneShare) {
+    // The first co-run after a batch alone is a warm-up: the other class's buffers are
+    // allocated in it and its caches are cold (a simulated core's pinned strip costs ~10 ms).
+    // Neither seed 001 nor the guard judges it; the guard keeps it as the latest co-run.
+    DtpsUpdate u;
+    u.kind = DtpsCase::Ignored;
+    u.reason = "the first co-run after a batch alone is a warm-up";
+    u.m_before = u.m_after = delay_coefficient(t_cpu, t_gpu);
+    u.alpha_before = realised;
+    u.alpha = alpha();
+    u.theta = state_.theta;
+    u.turn = state_.turn;
+    ++g.coruns;
+    g.corun_rate = throughput, g.corun_alpha = state_.alpha;
+    return u;
+  }
   DtpsUpdate u = balance(t_cpu, t_gpu, realised_alpha);
   if (u.kind != DtpsCase::Fixed && std::isfinite(throughput) && throughput > 0)
     guard_batch(t_cpu, t_gpu, realised_alpha ? *realised_alpha : ran_with, throughput, u);
@@ -228,6 +247,10 @@ DtpsUpdate DtpsController::balance(double t_cpu, double t_gpu, std::optional<dou
 // The makespan guard (see the header), after seed 001's step: whether it overrode the share
 // that step chose. `realised`: the CPU-class share of the work the batch ran. A co-run's split
 // is remembered as seed 001 corrected it.
+void DtpsController::start_at(double a) {
+  if (!learned() && std::isfinite(a)) state_.alpha = clamp_share(a);
+}
+
 bool DtpsController::guard_batch(double t_cpu, double t_gpu, double realised, double throughput, DtpsUpdate& u) {
   const double lo = config_.min_share, hi = 1.0 - config_.min_share;
   const auto set = [&](double a, DtpsCase kind, std::string why) {

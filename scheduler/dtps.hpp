@@ -18,7 +18,8 @@
 // kind, the throughput (work / makespan) of its batches: once seed 001 has balanced a co-run
 // (or after four), with no single-class batch measured, the faster class runs one batch alone
 // (a probe); a co-run batch slower than the latest single-class batch sends the split to that
-// class alone; a single-class batch slower than the latest co-run restores that co-run's
+// class alone (the first co-run after a batch alone is a warm-up, which neither seed 001 nor
+// the guard judges); a single-class batch slower than the latest co-run restores that co-run's
 // split. It never settles on a split slower than one class alone, and follows a class that
 // slows down. A batch the program ends itself (fnndtps_end_batch) lasts until that call, so
 // that the copies of its results home count: on a memory-bound node they are part of what
@@ -143,6 +144,12 @@ class DtpsController {
 
   // A new job kind: alpha back to the config's initial_alpha, theta 0, turn 0.
   void reset();
+
+  // Whether seed 001 or the guard has set alpha from a measured batch (this run or a stored
+  // one); until then a policy may start it where its own model puts the split (start_at).
+  bool learned() const { return state_.turn > 0 || guard_.corun_alpha >= 0; }
+  // Before learned(): alpha set to `a` (clamped), in place of the config's initial_alpha.
+  void start_at(double a);
 
  private:
   double clamp_share(double a) const;

@@ -176,4 +176,62 @@ inline Cut weight_cut(const double* work_by_bin, int bins, double alpha) {
   return {};
 }
 
+// ---------------------------------------------------------------------------------------------
+// DTPS over a batch of independent units (seed 002's strips with their small halos, a program's
+// tiles each updated by its own chain of tasks): whole units to each class, every task of a unit
+// to the class that took it. Placing task by task cannot do this: a task graph releases a few
+// tasks at a time, a GPU's queue then never outlasts a core's share, and the CPU class never
+// runs a unit (its realised share is 0, so seed 001 never learns a split).
+
+// Seed 000 eq. (7) at unit granularity: of n equal units, how many the CPU class takes when each
+// unit goes to the class that would finish it first, a class of k workers running m units in
+// ceil(m / k) times its time for one (a unit is a chain: one worker runs it). Ties to the GPU.
+inline std::size_t model_cpu_units(std::size_t n, double cpu_unit_us, int cpu_workers, double gpu_unit_us,
+                                   int gpu_workers) {
+  if (n == 0 || cpu_workers <= 0 || !(cpu_unit_us > 0) || !std::isfinite(cpu_unit_us)) return 0;
+  if (gpu_workers <= 0 || !(gpu_unit_us > 0)) return n;
+  const auto end = [](std::size_t m, int k, double t) { return double((m + std::size_t(k) - 1) / std::size_t(k)) * t; };
+  std::size_t cpu = 0, gpu = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (end(cpu + 1, cpu_workers, cpu_unit_us) < end(gpu + 1, gpu_workers, gpu_unit_us)) ++cpu;
+    else ++gpu;
+  }
+  return cpu;
+}
+
+// The most units the CPU class can usefully take: as many rounds of its workers as fit in the
+// GPU class's time for the whole batch. More only lengthens the batch, whatever seed 001's
+// delay coefficient asks for.
+inline std::size_t max_cpu_units(std::size_t n, double cpu_unit_us, int cpu_workers, double gpu_unit_us,
+                                 int gpu_workers) {
+  if (cpu_workers <= 0 || !(cpu_unit_us > 0) || !std::isfinite(cpu_unit_us)) return 0;
+  if (gpu_workers <= 0 || !(gpu_unit_us > 0)) return n;
+  const double gpu_all = double((n + std::size_t(gpu_workers) - 1) / std::size_t(gpu_workers)) * gpu_unit_us;
+  const double rounds = std::floor(gpu_all / cpu_unit_us);
+  return std::size_t(std::min(double(n), rounds * double(cpu_workers)));
+}
+
+// A batch's split into classes, by the order in which its units first appear: the first `cpu`
+// to the CPU class, the next `units - cpu` to the GPU class, any beyond `units` unconstrained.
+// One boundary between the classes' neighbours (seed 002's halos cross it only), and the GPU's
+// side of it comes first in the GPU's queue: a core waiting on a GPU unit's halo would wait
+// for the units ahead of it there, where a GPU unit waiting on a core's has others to run.
+struct UnitPlan {
+  std::size_t units = 0;
+  std::size_t cpu = 0;
+  bool splits() const { return cpu > 0 && cpu < units; }
+};
+// 1 GPU class, 0 CPU class, -1 either (no split, or a unit beyond the plan).
+inline int unit_class(const UnitPlan& plan, std::size_t k) {
+  if (!plan.splits() || k >= plan.units) return -1;
+  return k < plan.cpu ? 0 : 1;
+}
+
+// A unit is the set of large handles that tasks touch together; a handle under a quarter of
+// the task's largest (a strip's halo rows) joins no unit. A batch is split by units only when
+// nearly all its work stays inside one class's units: tiles that GEMM updates read across
+// (LU, a product's panels) make one unit, which no split divides.
+constexpr double kSmallHandle = 0.25, kLocalShare = 0.9;
+inline bool small_handle(double bytes, double largest) { return bytes < kSmallHandle * largest; }
+
 }  // namespace sched::dtps_dispatch

@@ -41,11 +41,13 @@
 #include <cstdlib>
 #include <deque>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <pthread.h>
 #include <ctime>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "fnn/fnn.hpp"
@@ -217,6 +219,38 @@ class CodeletTable {
   std::atomic<std::size_t> n_{0};
 };
 
+// DTPS by units (dtps_dispatch.hpp, UnitPlan): the class each unit of the open batch went to,
+// by handle. A unit is the set of large handles its tasks touch together (a strip's input,
+// work and output buffers), its small ones (halos) aside; striped so that pushes of different
+// units rarely meet. An entry of an earlier batch counts as absent (a handle's address may come
+// back for another unit).
+class UnitTable {
+ public:
+  static constexpr std::size_t kMaxHandles = 8;
+  struct Place {
+    int cls = -1, owner = -1;  // class (1 GPU, 0 CPU, -1 either); the worker that keeps it (-1 none)
+  };
+  // The place of a task whose large handles are `h[0..n)` in batch `batch`: that of the first
+  // of them already placed, which the others join; when none is, a new unit that takes
+  // `assign(k)`, k counting the batch's new units (`seen`). `crossing`: two of them were
+  // placed in different classes.
+  template <class Assign>
+  Place place_of(const void* const* h, std::size_t n, int batch, std::atomic<long>& seen, Assign&& assign,
+                 bool& crossing);
+
+ private:
+  struct Entry {
+    int batch;
+    Place place;
+  };
+  struct Stripe {
+    Mutex mutex;
+    std::unordered_map<const void*, Entry> map;
+  };
+  static constexpr std::size_t kStripes = 64, kPruneAt = 4096;
+  std::array<Stripe, kStripes> stripes_;
+};
+
 // A task a worker has started (pre_exec) and not ended (post_exec).
 struct Running {
   starpu_task* task;
@@ -264,7 +298,7 @@ struct WorkerSlot {
   std::vector<PendingSample> pending;
   unsigned long tasks = 0;
   double busy_us = 0, work = 0;
-  std::atomic<double> batch_busy_us{0}, batch_work{0};
+  std::atomic<double> batch_busy_us{0}, batch_work{0}, batch_end_us{0};  // batch_end_us: its last task's
   std::atomic<double> own_busy{0};  // the share of its recent time it spent on our tasks
   // A CPU worker's thread's CPU-time clock, taken on that thread at its first pop:
   // what the thread used, task or idle poll, is the core's load that is ours. The sampler's
@@ -273,7 +307,42 @@ struct WorkerSlot {
   clockid_t thread_clock{};          // Linux's are negative numbers
   ThreadTime thread_older, thread_newer;
   std::atomic<double> uf{NAN};      // the latest UF sampled: the load that is not ours
+  std::atomic<int> units_batch{-1}, units{0};  // units it keeps in batch `units_batch` (UnitTable)
 };
+
+template <class Assign>
+UnitTable::Place UnitTable::place_of(const void* const* h, std::size_t n, int batch, std::atomic<long>& seen,
+                                     Assign&& assign, bool& crossing) {
+  std::array<std::size_t, kMaxHandles> stripe{};
+  n = std::min(n, kMaxHandles);
+  for (std::size_t i = 0; i < n; ++i) stripe[i] = (reinterpret_cast<std::uintptr_t>(h[i]) >> 6) % kStripes;
+  std::array<std::size_t, kMaxHandles> order = stripe;  // locked in increasing order: no deadlock
+  std::sort(order.begin(), order.begin() + std::ptrdiff_t(n));
+  const std::size_t locks = std::size_t(std::unique(order.begin(), order.begin() + std::ptrdiff_t(n)) - order.begin());
+  starpu_worker_relax_on();
+  for (std::size_t i = 0; i < locks; ++i) stripes_[order[i]].mutex.lock();
+  starpu_worker_relax_off();
+  bool found = false;
+  Place place;
+  crossing = false;
+  for (std::size_t i = 0; i < n; ++i) {
+    auto& map = stripes_[stripe[i]].map;
+    const auto it = map.find(h[i]);
+    if (it == map.end() || it->second.batch != batch) continue;
+    if (!found) place = it->second.place, found = true;
+    else crossing = crossing || it->second.place.cls != place.cls;
+  }
+  if (!found) place = assign(std::size_t(seen.fetch_add(1)));
+  for (std::size_t i = 0; i < n; ++i) {
+    auto& map = stripes_[stripe[i]].map;
+    if (map.size() >= kPruneAt)
+      for (auto it = map.begin(); it != map.end();) it = it->second.batch != batch ? map.erase(it) : std::next(it);
+    auto [it, fresh] = map.try_emplace(h[i], Entry{batch, place});
+    if (!fresh && it->second.batch != batch) it->second = Entry{batch, place};
+  }
+  for (std::size_t i = locks; i-- > 0;) stripes_[order[i]].mutex.unlock();
+  return place;
+}
 
 // After each change of s.queue, under s.queue_mutex: what pushes read without the lock.
 void publish(WorkerSlot& s) {
@@ -326,6 +395,14 @@ struct Policy {
   std::atomic<bool> program_ends{false};
   std::atomic<bool> in_batch{false};
   std::atomic<double> batch_start_us{0};  // the first push of the open batch
+  std::atomic<int> batch_id{0};           // counts batches opened
+  // DTPS by units (dtps_dispatch.hpp): the open batch's plan, and what its tasks tell the next:
+  // units first seen, the work of tasks local to their unit and of all with a unit, their
+  // expected time on one CPU worker (us).
+  UnitTable units;
+  std::atomic<std::size_t> plan_units{0}, plan_cpu{0};
+  std::atomic<long> batch_units{0};
+  std::atomic<double> local_work{0}, unit_work{0}, cpu_unit_us{0};
   Mutex batch_mutex;  // the rest of the batch state and `dtps`
   DtpsStore dtps;
   int batches = 0;
@@ -334,6 +411,16 @@ struct Policy {
   std::atomic<int> running_in_class[2] = {0, 0};  // emulation only: `running` entries, CPU / GPU class
   std::vector<std::string> log;  // summary lines, under batch_mutex
   std::string last_dtps;         // the controller's last decision, under batch_mutex
+  // Under batch_mutex: the plan for the next batch that opens with each codelet, and the
+  // codelet that opened the current one.
+  struct Opened {
+    dd::UnitPlan plan;
+    double gpu_unit_us = NAN;  // the GPU class's makespan per unit, the last time it ran alone
+    int batches = 0;           // ended; the first is cold (CUDA modules load, buffers allocate)
+  };
+  std::map<const starpu_codelet*, Opened> plans;
+  const starpu_codelet* batch_opener = nullptr;
+  std::string last_plan;  // for FNNDTPS_VERBOSE
 };
 
 // Every live instance (one per scheduling context), for fnndtps_end_batch.
@@ -595,6 +682,124 @@ bool can_run(const Policy& p, CodeletState& c, starpu_task* task, int w) {
   return e == 1;
 }
 
+// A task's part of a unit for DTPS by units: its large handles (dd::kSmallHandle), SCRATCH
+// and REDUX aside; none unless it writes one of them.
+struct UnitOf {
+  std::array<const void*, UnitTable::kMaxHandles> h{};
+  std::size_t n = 0;
+};
+UnitOf unit_of(starpu_task* task) {
+  const unsigned nb = STARPU_TASK_GET_NBUFFERS(task);
+  double largest = 0;
+  for (unsigned i = 0; i < nb; ++i)
+    if (!(STARPU_TASK_GET_MODE(task, i) & (STARPU_SCRATCH | STARPU_REDUX)))
+      largest = std::max(largest, double(starpu_data_get_size(STARPU_TASK_GET_HANDLE(task, i))));
+  UnitOf u;
+  bool writes = false;
+  for (unsigned i = 0; i < nb && u.n < u.h.size(); ++i) {
+    const int mode = STARPU_TASK_GET_MODE(task, i);
+    starpu_data_handle_t h = STARPU_TASK_GET_HANDLE(task, i);
+    if (mode & (STARPU_SCRATCH | STARPU_REDUX) || dd::small_handle(double(starpu_data_get_size(h)), largest)) continue;
+    writes = writes || (mode & STARPU_W);
+    u.h[u.n++] = h;
+  }
+  if (!writes) u.n = 0;
+  return u;
+}
+
+// A worker's expected time for the task: StarPU's calibrated model where it has one (it knows
+// each footprint: a strip's coarse levels are shorter than its first), else work / measured
+// speed; NaN when neither knows.
+double expected_us(CodeletState& c, starpu_task* task, unsigned ctx, int w, double work) {
+  if (task->cl->model) {
+    const double len = starpu_task_worker_expected_length(task, unsigned(w), ctx, 0);
+    if (std::isfinite(len) && len > 0) return len;
+  }
+  const double measured = get(c.done[w].measured);
+  return measured > 0 ? work / measured : NAN;
+}
+
+// DTPS by units at a push: notes what the task tells the next batch's plan, and returns the
+// place the open batch's plan gives its unit. A CPU-class unit is kept by one core, the one
+// with the fewest units: the cores share the unit's memory, so no transfer would keep its
+// tasks together, and timings of a strip's coarse levels make some cores look faster than
+// others (seed 000's division: D_i whole units per worker).
+UnitTable::Place unit_split(Policy& p, CodeletState& c, starpu_task* task, unsigned ctx, double work) {
+  const UnitOf u = unit_of(task);
+  if (u.n == 0) return {};
+  double cpu = NAN;  // on a CPU worker: they share one model, the first says it
+  for (const WorkerSlot& s : p.workers)
+    if (s.member && !s.gpu && can_run(p, c, task, s.id)) {
+      cpu = expected_us(c, task, ctx, s.id, work);
+      break;
+    }
+  add_shared(p.cpu_unit_us, cpu);
+  const dd::UnitPlan plan{p.plan_units.load(std::memory_order_relaxed), p.plan_cpu.load(std::memory_order_relaxed)};
+  bool crossing = false;
+  const int batch = p.batch_id.load(std::memory_order_relaxed);
+  const auto assign = [&](std::size_t k) {
+    UnitTable::Place pl{dd::unit_class(plan, k), -1};
+    if (pl.cls != 0) return pl;
+    int fewest = INT_MAX;
+    for (WorkerSlot& s : p.workers) {
+      if (!s.member || s.gpu || !can_run(p, c, task, s.id)) continue;
+      const int n = s.units_batch.load(std::memory_order_relaxed) == batch ? s.units.load(std::memory_order_relaxed) : 0;
+      if (n < fewest) fewest = n, pl.owner = s.id;
+    }
+    if (pl.owner >= 0) {
+      WorkerSlot& o = p.workers[std::size_t(pl.owner)];
+      if (o.units_batch.exchange(batch, std::memory_order_relaxed) != batch) o.units = 0;
+      o.units.fetch_add(1, std::memory_order_relaxed);
+    }
+    return pl;
+  };
+  const UnitTable::Place place = p.units.place_of(u.h.data(), u.n, batch, p.batch_units, assign, crossing);
+  add_shared(p.unit_work, work);
+  if (!crossing) add_shared(p.local_work, work);
+  return place;
+}
+
+// What dtps_feedback saw of a batch.
+struct BatchEnd {
+  CodeletState* dominant = nullptr;
+  double makespan_us = NAN, cpu_share = NAN;  // the CPU class's share of the work it ran
+};
+
+// At a batch end: the next batch's split by units, for the next batch this batch's first
+// codelet opens. Only for a batch of local units (dd::kLocalShare) on both classes. Until
+// seed 001 has measured a split, the model's (seed 000 eq. (7), whole units); then seed 001's
+// alpha as a count of units. Never more than the CPU class can end within the GPU class's time
+// for the whole batch. A unit's time on the GPU class is the batch's makespan over its units
+// when that class last ran it alone: the unit's transfers in and out are most of it (a
+// strip's kernels take a fraction of its PCIe time), and StarPU's models time kernels only.
+// On a core: StarPU's models (or our timings) summed over the unit's tasks. Under batch_mutex.
+void plan_units(Policy& p, const BatchEnd& b, Policy::Opened& opened, bool cold) {
+  CodeletState* dominant = b.dominant;
+  const auto n = std::size_t(std::max(0L, p.batch_units.exchange(0)));
+  const double local = p.local_work.exchange(0), all = p.unit_work.exchange(0);
+  const double cpu = p.cpu_unit_us.exchange(0);
+  int k[2] = {0, 0};
+  for (const WorkerSlot& s : p.workers) k[s.gpu] += s.member ? 1 : 0;
+  dd::UnitPlan plan;
+  p.last_plan.clear();
+  if (!cold && n >= 2 && b.cpu_share < kAloneShare && b.makespan_us > 0) opened.gpu_unit_us = b.makespan_us / double(n);
+  if (dominant && n >= 2 && all > 0 && local >= dd::kLocalShare * all && k[0] > 0 && k[1] > 0 &&
+      std::isfinite(cpu) && cpu > 0 && std::isfinite(opened.gpu_unit_us)) {
+    const double cu = cpu / double(n), gu = opened.gpu_unit_us;
+    const std::size_t model = dd::model_cpu_units(n, cu, k[0], gu, 1);
+    const std::size_t most = dd::max_cpu_units(n, cu, k[0], gu, 1);
+    DtpsController& ctl = p.dtps.controller(dominant->name);
+    ctl.start_at(double(model) / double(n));
+    const std::size_t asked = std::size_t(std::llround(ctl.alpha() * double(n)));
+    plan = {n, std::min(asked, most)};
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "%zu of %zu units to the CPU class (model %zu, seed 001 %zu, at most %zu: a unit %.3f ms on a core, %.3f ms on the GPU class)",
+                  plan.splits() ? plan.cpu : 0, n, model, asked, most, cu / 1e3, gu / 1e3);
+    p.last_plan = buf;
+  }
+  opened.plan = plan;
+}
+
 // ------------------------------------------------------------------ batches
 // Moves worker w's pending FNN samples into their codelets' sets. Unless `wait`, it only
 // trylocks each codelet: training holds its mutex for milliseconds, and a worker ending a task
@@ -654,8 +859,9 @@ void train(Policy& p, CodeletState& c) {
 // running tasks, not its finish time: in a task graph each class waits on the other's results,
 // and finish times come out equal whatever the split. Under batch_mutex.
 // `job_end`: when the program ended the batch itself (its results home: the copies after the
-// last task count), else NaN and the batch ends with its last task.
-void dtps_feedback(Policy& p, double job_end) {
+// last task count), else NaN and the batch ends with its last task. `cold`: the first batch
+// its opening codelet opened.
+BatchEnd dtps_feedback(Policy& p, double job_end, bool cold) {
   CodeletState* dominant = nullptr;
   double most = 0;
   p.codelets.each([&](CodeletState& c) {
@@ -663,20 +869,32 @@ void dtps_feedback(Policy& p, double job_end) {
     for (std::size_t w = 0; w < p.workers.size(); ++w) work += get(c.done[w].batch_work);
     if (work > most) most = work, dominant = &c;
   });
-  if (!dominant) return;
-  double busy[2] = {0, 0}, work[2] = {0, 0};
+  if (!dominant) return {};
+  double busy[2] = {0, 0}, work[2] = {0, 0}, last[2] = {0, 0};
   for (const WorkerSlot& s : p.workers)
     if (s.member) {
       busy[s.gpu] = std::max(busy[s.gpu], get(s.batch_busy_us));
       work[s.gpu] += get(s.batch_work);
+      last[s.gpu] = std::max(last[s.gpu], get(s.batch_end_us));
     }
   DtpsController& ctl = p.dtps.controller(dominant->name);
   const double total = work[0] + work[1];
   const double idle = get(p.idle_since);
-  const double end = std::isfinite(job_end) ? job_end : idle >= 0 ? idle : now_us();
-  const double makespan = end - get(p.batch_start_us);
+  const double start = get(p.batch_start_us), end = std::isfinite(job_end) ? job_end : idle >= 0 ? idle : now_us();
+  const double makespan = end - start;
+  // Split by units, the classes barely wait on each other (one boundary of halos), so each
+  // class's time is when it finished: busy time would miss the GPU's transfers, most of a
+  // strip's time there. The class that ends the batch is charged its end, copies home
+  // included; the other its last task's end.
+  if (dd::UnitPlan{p.plan_units.load(std::memory_order_relaxed), p.plan_cpu.load(std::memory_order_relaxed)}.splits() &&
+      last[0] > 0 && last[1] > 0) {
+    const int late = last[1] >= last[0] ? 1 : 0;
+    busy[late] = makespan;
+    busy[1 - late] = last[1 - late] - start;
+  }
+  // A cold batch's makespan says little of the next ones': the makespan guard does not see it.
   const DtpsUpdate u = ctl.end_batch(busy[0], busy[1], total > 0 ? work[0] / total : ctl.alpha(),
-                                     makespan > 0 ? total / makespan : NAN);
+                                     makespan > 0 && !cold ? total / makespan : NAN);
   // Seed 001's split is the dominant codelet's: the others keep their own speeds (a tiled
   // factorization's panel codelet belongs on the CPUs whatever the GEMM's split). When the
   // makespan guard sends the job to one class alone, every codelet the batch ran goes there
@@ -698,6 +916,7 @@ void dtps_feedback(Policy& p, double job_end) {
                  "%.4f\n",
                  p.batches, dominant->name.c_str(), makespan / 1e3, busy[0] / 1e3, busy[1] / 1e3, u.m_before,
                  to_string(u.kind), u.reason.empty() ? "" : ": ", u.reason.c_str(), u.alpha_before, ctl.alpha());
+  return {dominant, makespan, total > 0 ? work[0] / total : NAN};
 }
 
 // FNNDTPS_VERBOSE: per batch, what re-balancing moved and, per codelet the batch ran, each
@@ -706,6 +925,11 @@ void print_batch(Policy& p) {
   const long moved = p.moved.load(std::memory_order_relaxed);
   std::fprintf(stderr, "fnndtps: batch %d: %ld tasks moved by re-balancing\n", p.batches, moved - p.moved_reported);
   p.moved_reported = moved;
+  std::string busy;
+  char b[48];
+  for (const WorkerSlot& s : p.workers)
+    if (s.member && get(s.batch_busy_us) > 0) std::snprintf(b, sizeof b, " %d:%.2f", s.id, get(s.batch_busy_us) / 1e3), busy += b;
+  if (!busy.empty()) std::fprintf(stderr, "fnndtps:   busy ms per worker:%s\n", busy.c_str());
   p.codelets.each([&](CodeletState& c) {
     std::string line;
     char buf[96];
@@ -726,21 +950,26 @@ void end_batch(Policy& p, bool force, double job_end = NAN) {
   std::lock_guard<Mutex> g(p.batch_mutex);
   if (!p.in_batch || (!force && p.pending.load() != 0)) return;
   ++p.batches;
-  if (uses_dtps(p)) dtps_feedback(p, job_end);
+  if (uses_dtps(p)) {
+    Policy::Opened& opened = p.plans[p.batch_opener];
+    const bool cold = opened.batches++ == 0;
+    plan_units(p, dtps_feedback(p, job_end, cold), opened, cold);
+  }
   if (p.cfg.verbose) print_batch(p);
+  if (p.cfg.verbose && !p.last_plan.empty()) std::fprintf(stderr, "fnndtps:   next batch: %s\n", p.last_plan.c_str());
   p.codelets.each([&](CodeletState& c) {
     std::lock_guard<Mutex> cg(c.mutex);
     if (uses_dtps(p)) set_cut(p, c);
     train(p, c);
     for (std::size_t w = 0; w < p.workers.size(); ++w) c.done[w].batch_work = 0;
   });
-  for (WorkerSlot& s : p.workers) s.batch_busy_us = 0, s.batch_work = 0;
+  for (WorkerSlot& s : p.workers) s.batch_busy_us = 0, s.batch_work = 0, s.batch_end_us = 0;
   p.in_batch = false;
 }
 
 // At a push: a batch starts when none is open; an idle gap longer than the debounce since the
 // last task ended closes the old one first (blocking drivers do not poll to notice it).
-void note_push(Policy& p, double now) {
+void note_push(Policy& p, starpu_task* task, double now) {
   const double idle = p.idle_since.load(std::memory_order_relaxed);
   if (idle >= 0) {
     if (now - idle >= p.cfg.batch_gap_us && p.in_batch && !p.program_ends.load(std::memory_order_relaxed))
@@ -752,6 +981,11 @@ void note_push(Policy& p, double now) {
     if (!p.in_batch) {
       p.in_batch = true;
       p.batch_start_us = now;
+      p.batch_id.fetch_add(1, std::memory_order_relaxed);
+      p.batch_opener = task->cl;  // its plan, if the last batch it opened left one
+      const auto plan = p.plans.find(task->cl);
+      p.plan_units = plan != p.plans.end() ? plan->second.plan.units : 0;
+      p.plan_cpu = plan != p.plans.end() ? plan->second.plan.cpu : 0;
       p.codelets.each([](CodeletState& c) { c.stale = true; });  // re-predict for the new batch
     }
   }
@@ -1084,7 +1318,7 @@ int push(starpu_task* task) {
   try {
     const double now = now_us();
     p->pending.fetch_add(1);
-    note_push(*p, now);
+    note_push(*p, task, now);
     CodeletState& c = codelet_state(*p, task);
     const double work = task_work(task);
     if (p->source != SpeedSource::Even) seed_from_models(*p, c, task, ctx, work);
@@ -1119,14 +1353,20 @@ int push(starpu_task* task) {
     const int self = starpu_worker_get_id();  // -1: the application's thread
     // DTPS's class for a task of a batch of different weights; the other class only where
     // none of that one can run it.
-    const int only = uses_dtps(*p) && task->flops > 0 ? dispatch_class(c, task, work) : -1;
+    int only = uses_dtps(*p) && task->flops > 0 ? dispatch_class(c, task, work) : -1;
+    int keeper = -1;  // the worker that keeps the task's unit (unit_split)
+    if (uses_dtps(*p) && only < 0 && data) {
+      const UnitTable::Place place = unit_split(*p, c, task, ctx, work);
+      only = place.cls, keeper = place.owner;
+    }
     for (int pass = only < 0; pass < 2 && best < 0 && probe < 0; ++pass) {
       workers->init_iterator_for_parallel_tasks(workers, &it, task);
       while (workers->has_next(workers, &it)) {
         const int w = int(workers->get_next(workers, &it));
         WorkerSlot& s = p->workers[std::size_t(w)];
         // Its context, task->where, task->workerids and the codelet's can_execute.
-        if (!s.member || !can_run(*p, c, task, w) || (pass == 0 && int(s.gpu) != only)) continue;
+        if (!s.member || !can_run(*p, c, task, w) || (pass == 0 && (int(s.gpu) != only || (keeper >= 0 && w != keeper))))
+          continue;
         // A worker whose speed for the codelet is not trusted yet runs a probe, to be measured
         // (seed 000 §3.2: each worker times a first unit; dmda calibrates the same way), one
         // probe queued at a time. `even` needs no measurement.
@@ -1185,8 +1425,13 @@ starpu_task* take_from_busiest(Policy& p, unsigned ctx, int w, double now) {
   // Only a worker behind its own schedule (the tasks it took were expected to end by now): the
   // placement already balanced the expected finishes, and a move on time costs a transfer and
   // draws the unit's later tasks after it.
+  // While DTPS splits the batch by units, each class keeps its own (seed 001 sets the split),
+  // and a core its units (unit_split): a moved task would run after the thief's own unit.
+  const bool split = dd::UnitPlan{p.plan_units.load(std::memory_order_relaxed), p.plan_cpu.load(std::memory_order_relaxed)}.splits();
+  if (split && !me.gpu) return nullptr;
   for (WorkerSlot& s : p.workers)
-    if (s.member && s.id != w && s.nqueued.load(std::memory_order_relaxed) > 0 && get(s.pipe_end) < now) {
+    if (s.member && s.id != w && (!split || s.gpu == me.gpu) && s.nqueued.load(std::memory_order_relaxed) > 0 &&
+        get(s.pipe_end) < now) {
       const double left = std::max(now, get(s.pipe_end)) + get(s.exp_len) - now;
       if (left > most) most = left, victim = s.id;
     }
@@ -1358,6 +1603,7 @@ void post_exec(starpu_task* task, unsigned ctx) {
     }
     s.work += r.work;
     add(s.batch_busy_us, dt);
+    s.batch_end_us = end;
     add(s.batch_work, r.work);
     add(c.done[w].batch_work, r.work);
     add(c.done[w].work, r.work);

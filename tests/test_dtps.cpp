@@ -679,6 +679,18 @@ TEST(Guard, CoRunningSlowerThanOneClassAloneEndsAlone) {
   EXPECT_EQ(c.guard().alone_class, 1);
 }
 
+TEST(Guard, TheFirstCoRunAfterABatchAloneIsAWarmUp) {
+  DtpsController c(DtpsConfig{}, DtpsState{0.3, 0, 0});
+  DtpsUpdate u = c.end_batch(0, 5, 0.0, 2.0);            // alone first: nothing to compare with
+  EXPECT_EQ(u.kind, DtpsCase::Ignored) << u.reason;
+  u = c.end_batch(30, 10, 0.3, 0.5);                     // a cold co-run, 4x slower: not judged
+  EXPECT_EQ(u.kind, DtpsCase::Ignored) << "neither by seed 001 (m = 0.67) nor by the guard";
+  EXPECT_DOUBLE_EQ(c.alpha(), 0.3);
+  u = c.end_batch(10, 10, 0.3, 1.0);                     // still slower than alone: back off
+  EXPECT_EQ(u.kind, DtpsCase::Guarded);
+  EXPECT_DOUBLE_EQ(c.alpha(), kLo);
+}
+
 TEST(Guard, CoRunningFasterRestoresItsSplit) {
   DtpsController c(DtpsConfig{}, DtpsState{0.3, 0, 0});
   c.end_batch(10, 10, 0.3, 2.0);
@@ -686,7 +698,10 @@ TEST(Guard, CoRunningFasterRestoresItsSplit) {
   DtpsUpdate u = c.end_batch(0, 5, 0.0, 1.0);            // alone: half the co-run's throughput
   EXPECT_EQ(u.kind, DtpsCase::Guarded);
   EXPECT_DOUBLE_EQ(c.alpha(), 0.3);
-  u = c.end_batch(10, 10, 0.3, 2.0);                     // co-running again: seed 001 decides
+  u = c.end_batch(10, 10, 0.3, 2.0);                     // co-running again: a warm-up
+  EXPECT_EQ(u.kind, DtpsCase::Ignored);
+  EXPECT_DOUBLE_EQ(c.alpha(), 0.3);
+  u = c.end_batch(10, 10, 0.3, 2.0);                     // then seed 001 decides
   EXPECT_EQ(u.kind, DtpsCase::Balanced);
   EXPECT_DOUBLE_EQ(c.alpha(), 0.3);
   u = c.end_batch(10, 10, 0.3, 0.99);                    // as fast as alone, within the margin

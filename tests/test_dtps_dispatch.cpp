@@ -186,4 +186,63 @@ TEST(DtpsDispatch, StreamingCutLeavesUniformAndOneClassBatchesAlone) {
   EXPECT_EQ(dd::weight_bin(2.0) - dd::weight_bin(1.0), dd::kBinsPerOctave);
 }
 
+// DTPS over a batch of independent units: seed 000 eq. (7) with whole units, a class of k
+// workers running m units in ceil(m / k) of its unit time. The model's count must reach the
+// least makespan over every possible count.
+double unit_makespan(std::size_t n, std::size_t cpu, double cu, int k, double gu) {
+  return std::max(double((cpu + std::size_t(k) - 1) / std::size_t(k)) * cu, double(n - cpu) * gu);
+}
+
+TEST(DtpsUnits, TheModelsCountReachesTheLeastMakespan) {
+  struct Case {
+    std::size_t n;
+    double cu;
+    int k;
+    double gu;
+  };
+  // The simulated H200 node's LWT 16384^2 (a strip 32 ms on a core, 0.62 ms of the GPU's time),
+  // the real node's (~22 ms, 0.41 ms), a slow GPU, a GEMM whose tile outlasts the GPU's product.
+  for (const Case& c : {Case{64, 31.96, 15, 0.624}, Case{64, 22.0, 14, 0.41}, Case{64, 5.0, 4, 1.0},
+                        Case{256, 490.0, 14, 1.1}, Case{7, 3.0, 2, 1.0}}) {
+    SCOPED_TRACE(c.cu);
+    const std::size_t got = dd::model_cpu_units(c.n, c.cu, c.k, c.gu, 1);
+    double best = HUGE_VAL;
+    for (std::size_t m = 0; m <= c.n; ++m) best = std::min(best, unit_makespan(c.n, m, c.cu, c.k, c.gu));
+    EXPECT_DOUBLE_EQ(unit_makespan(c.n, got, c.cu, c.k, c.gu), best) << got << " units to the CPU class";
+    EXPECT_LE(got, dd::max_cpu_units(c.n, c.cu, c.k, c.gu, 1));
+  }
+  EXPECT_EQ(dd::model_cpu_units(64, 31.96, 15, 0.624, 1), 13u);
+  EXPECT_EQ(dd::model_cpu_units(256, 490.0, 14, 1.1, 1), 0u) << "a core's tile outlasts the whole product";
+  EXPECT_EQ(dd::model_cpu_units(10, 1.0, 0, 1.0, 1), 0u) << "no CPU workers";
+  EXPECT_EQ(dd::model_cpu_units(10, 1.0, 2, 1.0, 0), 10u) << "no GPU workers";
+  EXPECT_EQ(dd::model_cpu_units(10, NAN, 2, 1.0, 1), 0u) << "a core's time unknown";
+}
+
+TEST(DtpsUnits, TheCpuClassNeverTakesMoreThanItEndsWithinTheGpusTime) {
+  EXPECT_EQ(dd::max_cpu_units(64, 31.96, 15, 0.624, 1), 15u) << "one round of the 15 cores in 39.9 ms";
+  EXPECT_EQ(dd::max_cpu_units(64, 10.0, 15, 0.624, 1), 45u) << "three rounds";
+  EXPECT_EQ(dd::max_cpu_units(64, 10.0, 30, 0.624, 1), 64u) << "never more than the batch";
+  EXPECT_EQ(dd::max_cpu_units(256, 490.0, 14, 1.1, 1), 0u);
+}
+
+TEST(DtpsUnits, PlanGivesTheFirstUnitsToTheCpuClass) {
+  const dd::UnitPlan plan{64, 13};
+  EXPECT_TRUE(plan.splits());
+  EXPECT_EQ(dd::unit_class(plan, 0), 0);
+  EXPECT_EQ(dd::unit_class(plan, 12), 0);
+  EXPECT_EQ(dd::unit_class(plan, 13), 1);
+  EXPECT_EQ(dd::unit_class(plan, 63), 1);
+  EXPECT_EQ(dd::unit_class(plan, 64), -1) << "a unit the plan did not count: placement decides";
+  EXPECT_EQ(dd::unit_class(dd::UnitPlan{64, 0}, 0), -1) << "no split: placement decides";
+  EXPECT_EQ(dd::unit_class(dd::UnitPlan{64, 64}, 0), -1);
+  EXPECT_EQ(dd::unit_class(dd::UnitPlan{}, 0), -1);
+}
+
+TEST(DtpsUnits, HalosJoinNoUnitTilesDo) {
+  const double strip = 256.0 * 16384 * 4, halo = 4.0 * 16384 * 4;
+  EXPECT_TRUE(dd::small_handle(halo, strip));
+  EXPECT_FALSE(dd::small_handle(strip, strip));
+  EXPECT_FALSE(dd::small_handle(strip / 2, strip)) << "a strip's half-size LL band is the unit's";
+}
+
 }  // namespace
