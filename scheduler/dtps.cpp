@@ -147,11 +147,14 @@ DtpsUpdate DtpsController::end_batch(double t_cpu, double t_gpu, std::optional<d
   const double ran_with = state_.alpha;
   const double realised = realised_alpha ? *realised_alpha : ran_with;
   GuardState& g = guard_;
-  if (has_cpu_ && has_gpu_ && std::isfinite(throughput) && throughput > 0 && g.alone_class >= 0 && g.coruns == 0 &&
-      realised > kAloneShare && realised < 1.0 - kAloneShare) {
-    // The first co-run after a batch alone is a warm-up: the other class's buffers are
-    // allocated in it and its caches are cold (a simulated core's pinned strip costs ~10 ms).
-    // Neither seed 001 nor the guard judges it; the guard keeps it as the latest co-run.
+  const bool corun = realised > kAloneShare && realised < 1.0 - kAloneShare;
+  if (has_cpu_ && has_gpu_ && std::isfinite(throughput) && throughput > 0 && corun && !g.warmed &&
+      g.alone_class >= 0) {
+    // The run's first co-run after batches alone is a warm-up: the other class's buffers are
+    // allocated in it (pinned host memory: a simulated strip costs ~10 ms, the GPU node's
+    // first co-run took 105 ms against 37 after it) and its caches are cold. Neither seed 001
+    // nor the guard judges it; the guard keeps it as the latest co-run.
+    g.warmed = true;
     DtpsUpdate u;
     u.kind = DtpsCase::Ignored;
     u.reason = "the first co-run after a batch alone is a warm-up";
@@ -164,6 +167,7 @@ DtpsUpdate DtpsController::end_batch(double t_cpu, double t_gpu, std::optional<d
     g.corun_rate = throughput, g.corun_alpha = state_.alpha;
     return u;
   }
+  if (corun) g.warmed = true;
   DtpsUpdate u = balance(t_cpu, t_gpu, realised_alpha);
   if (u.kind != DtpsCase::Fixed && std::isfinite(throughput) && throughput > 0)
     guard_batch(t_cpu, t_gpu, realised_alpha ? *realised_alpha : ran_with, throughput, u);

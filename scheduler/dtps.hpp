@@ -18,8 +18,8 @@
 // kind, the throughput (work / makespan) of its batches: once seed 001 has balanced a co-run
 // (or after four), with no single-class batch measured, the faster class runs one batch alone
 // (a probe); a co-run batch slower than the latest single-class batch sends the split to that
-// class alone (the first co-run after a batch alone is a warm-up, which neither seed 001 nor
-// the guard judges); a single-class batch slower than the latest co-run restores that co-run's
+// class alone (the run's first co-run, when it follows a batch alone, is a warm-up that
+// neither seed 001 nor the guard judges); a single-class batch slower than the latest co-run restores that co-run's
 // split. It never settles on a split slower than one class alone, and follows a class that
 // slows down. A batch the program ends itself (fnndtps_end_batch) lasts until that call, so
 // that the copies of its results home count: on a memory-bound node they are part of what
@@ -68,6 +68,7 @@ struct GuardState {
   double corun_rate = 0;    // the latest co-run batch, 0 before any
   double corun_alpha = -1;  // ... the share seed 001 chose after it
   int coruns = 0;           // co-run batches since the last single-class one
+  bool warmed = false;      // a co-run batch has been seen (the first, after a batch alone, warms up)
 };
 
 // The guard's parameters.

@@ -689,6 +689,11 @@ TEST(Guard, TheFirstCoRunAfterABatchAloneIsAWarmUp) {
   u = c.end_batch(10, 10, 0.3, 1.0);                     // still slower than alone: back off
   EXPECT_EQ(u.kind, DtpsCase::Guarded);
   EXPECT_DOUBLE_EQ(c.alpha(), kLo);
+  c.end_batch(0, 5, 0.0, 0.5);                           // alone and slowed: the co-run's split back
+  EXPECT_DOUBLE_EQ(c.alpha(), 0.3);
+  u = c.end_batch(10, 10, 0.3, 0.25);                    // warm now: judged at once
+  EXPECT_EQ(u.kind, DtpsCase::Guarded);
+  EXPECT_DOUBLE_EQ(c.alpha(), kLo);
 }
 
 TEST(Guard, CoRunningFasterRestoresItsSplit) {
@@ -698,11 +703,8 @@ TEST(Guard, CoRunningFasterRestoresItsSplit) {
   DtpsUpdate u = c.end_batch(0, 5, 0.0, 1.0);            // alone: half the co-run's throughput
   EXPECT_EQ(u.kind, DtpsCase::Guarded);
   EXPECT_DOUBLE_EQ(c.alpha(), 0.3);
-  u = c.end_batch(10, 10, 0.3, 2.0);                     // co-running again: a warm-up
-  EXPECT_EQ(u.kind, DtpsCase::Ignored);
-  EXPECT_DOUBLE_EQ(c.alpha(), 0.3);
-  u = c.end_batch(10, 10, 0.3, 2.0);                     // then seed 001 decides
-  EXPECT_EQ(u.kind, DtpsCase::Balanced);
+  u = c.end_batch(10, 10, 0.3, 2.0);                     // co-running again: seed 001 decides
+  EXPECT_EQ(u.kind, DtpsCase::Balanced) << "the run's co-runs are warm: no second warm-up";
   EXPECT_DOUBLE_EQ(c.alpha(), 0.3);
   u = c.end_batch(10, 10, 0.3, 0.99);                    // as fast as alone, within the margin
   EXPECT_EQ(u.kind, DtpsCase::Balanced) << "within kGuardMargin of alone's 1.0: the same";
