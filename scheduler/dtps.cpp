@@ -248,13 +248,13 @@ DtpsUpdate DtpsController::balance(double t_cpu, double t_gpu, std::optional<dou
   return u;
 }
 
-// The makespan guard (see the header), after seed 001's step: whether it overrode the share
-// that step chose. `realised`: the CPU-class share of the work the batch ran. A co-run's split
-// is remembered as seed 001 corrected it.
 void DtpsController::start_at(double a) {
   if (!learned() && std::isfinite(a)) state_.alpha = clamp_share(a);
 }
 
+// The makespan guard (see the header), after seed 001's step: whether it overrode the share
+// that step chose. `realised`: the CPU-class share of the work the batch ran. A co-run's split
+// is remembered as seed 001 corrected it.
 bool DtpsController::guard_batch(double t_cpu, double t_gpu, double realised, double throughput, DtpsUpdate& u) {
   const double lo = config_.min_share, hi = 1.0 - config_.min_share;
   const auto set = [&](double a, DtpsCase kind, std::string why) {

@@ -423,6 +423,11 @@ struct Policy {
   std::string last_plan;  // for FNNDTPS_VERBOSE
 };
 
+// The open batch's split by units (dtps_dispatch.hpp).
+dd::UnitPlan open_plan(const Policy& p) {
+  return {p.plan_units.load(std::memory_order_relaxed), p.plan_cpu.load(std::memory_order_relaxed)};
+}
+
 // Every live instance (one per scheduling context), for fnndtps_end_batch.
 Mutex registry_mutex;
 std::vector<Policy*> registry;
@@ -734,7 +739,7 @@ UnitTable::Place unit_split(Policy& p, CodeletState& c, starpu_task* task, unsig
       break;
     }
   add_shared(p.cpu_unit_us, cpu);
-  const dd::UnitPlan plan{p.plan_units.load(std::memory_order_relaxed), p.plan_cpu.load(std::memory_order_relaxed)};
+  const dd::UnitPlan plan = open_plan(p);
   bool crossing = false;
   const int batch = p.batch_id.load(std::memory_order_relaxed);
   const auto assign = [&](std::size_t k) {
@@ -886,8 +891,7 @@ BatchEnd dtps_feedback(Policy& p, double job_end, bool cold) {
   // class's time is when it finished: busy time would miss the GPU's transfers, most of a
   // strip's time there. The class that ends the batch is charged its end, copies home
   // included; the other its last task's end.
-  if (dd::UnitPlan{p.plan_units.load(std::memory_order_relaxed), p.plan_cpu.load(std::memory_order_relaxed)}.splits() &&
-      last[0] > 0 && last[1] > 0) {
+  if (open_plan(p).splits() && last[0] > 0 && last[1] > 0) {
     const int late = last[1] >= last[0] ? 1 : 0;
     busy[late] = makespan;
     busy[1 - late] = last[1 - late] - start;
@@ -1355,7 +1359,9 @@ int push(starpu_task* task) {
     // none of that one can run it.
     int only = uses_dtps(*p) && task->flops > 0 ? dispatch_class(c, task, work) : -1;
     int keeper = -1;  // the worker that keeps the task's unit (unit_split)
-    if (uses_dtps(*p) && only < 0 && data) {
+    // Units are split between classes only where both have workers: a run on one class pays nothing.
+    if (uses_dtps(*p) && only < 0 && data && p->has_cpu.load(std::memory_order_relaxed) &&
+        p->gpu_nodes.load(std::memory_order_relaxed) > 0) {
       const UnitTable::Place place = unit_split(*p, c, task, ctx, work);
       only = place.cls, keeper = place.owner;
     }
@@ -1427,7 +1433,7 @@ starpu_task* take_from_busiest(Policy& p, unsigned ctx, int w, double now) {
   // draws the unit's later tasks after it.
   // While DTPS splits the batch by units, each class keeps its own (seed 001 sets the split),
   // and a core its units (unit_split): a moved task would run after the thief's own unit.
-  const bool split = dd::UnitPlan{p.plan_units.load(std::memory_order_relaxed), p.plan_cpu.load(std::memory_order_relaxed)}.splits();
+  const bool split = open_plan(p).splits();
   if (split && !me.gpu) return nullptr;
   for (WorkerSlot& s : p.workers)
     if (s.member && s.id != w && (!split || s.gpu == me.gpu) && s.nqueued.load(std::memory_order_relaxed) > 0 &&
