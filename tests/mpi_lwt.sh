@@ -58,12 +58,14 @@ expect_share() {
 "$LWT2D" forward --in "$dir/wide.npy" --out "$dir/one-share.npy" --levels 3 --units 24 >/dev/null 2>&1
 expect_share "model shares, rank 1 slowed 2x" 0.1 0.45 5 --shares model
 expect_share "even shares, rank 1 slowed 2x" 0.5 0.5 5 --shares even
-# dtps (2 ranks' default): the model's split twice, then a DTPS round from the ranks' measured
-# times (when each one's results reached rank 0: MPI transfers count, so on this machine the
-# slowed rank's share ends below the third its workers' speed would give): the round moves units
-# away from the rank that finished later (|m| > 0.1), or keeps the split. Before a second round
-# the makespan guard tries no rank alone.
-expect_share "dtps shares, rank 1 slowed 2x" 0.02 0.45 4
+# dtps (2 ranks' default): the model's split twice, then DTPS rounds from the ranks' measured
+# times (when each one's results reached rank 0: MPI transfers count). The first round moves units
+# away from the rank that finished later (|m| > 0.1) or keeps the split; later rounds let the
+# makespan guard try rank 0 alone, which on this machine beats both ranks (a transform alone takes
+# 5-8 ms, beside the slowed rank 25-60), so the slowed rank ends with few units or none. The model's
+# first split is noisy here (the slowed rank got 0.125-0.625 of the units): one round from it is
+# not enough, so the run has four.
+expect_share "dtps shares, rank 1 slowed 2x" 0 0.45 7
 round=$(grep -m1 '^dtps: ' "$dir/out.txt")
 if awk '/^dtps: / { t0 = $4; t1 = $11; m = $16; before = $(NF - 2); after = $NF
        ok = (m > 0.1 || m < -0.1) ? ((t1 > t0) == (after > before) && after != before) : after == before
