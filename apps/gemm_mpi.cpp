@@ -13,10 +13,11 @@
 //   speeds for the block codelet as our policy has them (the sum of a rank's workers' and its
 //   fastest worker's; DESIGN §11), and each block of the next product goes to the rank that
 //   would finish first (apps::mpi::items_by_finish). Under a policy not ours, cyclic;
-// - dtps (two ranks): seed 001's DTPS between the two ranks as between its CPU and GPU classes
-//   (§1.3; seed 001 is a strategy for heterogeneous clusters): rank 0's share of the blocks
-//   starts at 1/2 and is corrected after each product from the delay coefficient of the ranks'
-//   times (each rank's busiest worker's time in the block codelet), by sched::DtpsController.
+// - dtps: seed 001's DTPS between the ranks as between its CPU and GPU classes (§1.3; seed 001
+//   is a strategy for heterogeneous clusters), by halves with more than 2 (apps::mpi::RankDtps):
+//   the first product cyclic, then each rank's share of the blocks corrected after each product
+//   from the delay coefficients of the halves' times (each rank's time: its busiest worker's
+//   time in the block codelet), starting from even shares.
 // --check gathers C on rank 0 and compares it with a plain reference product of the same A and
 // B there.
 #include <cblas.h>
@@ -38,6 +39,7 @@
 #include <vector>
 
 #include "apps/mpi_session.hpp"
+#include "apps/rank_dtps.hpp"
 #include "apps/starpu_session.hpp"
 #include "codelets/gemm.hpp"
 #ifdef FNNDTPS_HAVE_CUDA
@@ -45,7 +47,6 @@
 
 #include "codelets/cuda/gemm_cuda.hpp"
 #endif
-#include "scheduler/dtps.hpp"
 
 namespace {
 
@@ -58,8 +59,13 @@ const char* const kUsage =
     "  C (m x n) = A (m x k) B (k x n) over R ranks, one task per B x B block of C over the whole k.\n"
     "  Defaults: s, 2048, tile 256, 3 iterations, model. cyclic: C's blocks 2D block-cyclic over the\n"
     "  ranks; model: the first product cyclic, then each block to the rank that would finish first by its\n"
-    "  workers' speeds under our policies; dtps (2 ranks): rank 0's share corrected\n"
-    "  after each product from the two ranks' times (seed 001). --check gathers C on rank 0 and compares\n"
+    "  workers' speeds under our policies; dtps: the first product cyclic, then the ranks' shares\n"
+    "  corrected after each product from their times (seed 001): with 2 ranks rank 0 against rank 1,\n"
+    "    dtps: rank 0 T0 ms, rank 1 T1 ms, m M (CASE), rank 0's share A -> B\n"
+    "  with R > 2 by halves, one line each: all ranks (3: rank 0 against ranks 1-2), then each half of\n"
+    "  2 ranks or more, its line naming it and A its first part's share of the half's blocks:\n"
+    "    dtps: ranks 1-2: rank 1 T1 ms, rank 2 T2 ms, m M (CASE), rank 1's share A -> B\n"
+    "  CASE: the later part (\"rank 1 late\") or the controller's. --check gathers C on rank 0 and compares\n"
     "  it with a plain reference product there: max|C - C_ref| / max|C_ref|, tolerance 1e-5 (s) or\n"
     "  1e-12 (d); exit status 1 beyond it. Each rank's workers and policy come from StarPU's environment.\n";
 
@@ -248,13 +254,8 @@ int run(const Options& o) {
   int rank = 0, ranks = 1;
   starpu_mpi_comm_rank(MPI_COMM_WORLD, &rank);
   starpu_mpi_comm_size(MPI_COMM_WORLD, &ranks);
-  if (o.shares == Options::Shares::Dtps && ranks != 2) {  // every rank sees it: all end alike
-    if (rank == 0) std::fprintf(stderr, "gemm-mpi: --shares dtps balances 2 ranks (seed 001's two classes), not %d\n", ranks);
-    std::fflush(stderr);
-    starpu_mpi_barrier(MPI_COMM_WORLD);
-    return 2;
-  }
-  sched::DtpsController dtps;  // rank 0 as seed 001's first class, rank 1 as its second
+  // Rank 0 as seed 001's first class against rank 1, or by halves (every rank the same tree).
+  apps::mpi::RankDtps dtps(ranks);
   std::vector<double> busy_before;
   const Grid grid(ranks);
   const std::vector<int> rows = gemm::blocks(o.m, {o.tile}), cols = gemm::blocks(o.n, {o.tile});
@@ -316,20 +317,23 @@ int run(const Options& o) {
       for (std::size_t w = 0; w < busy.size(); ++w)
         mine_ms = std::max(mine_ms, busy[w] - (w < busy_before.size() ? busy_before[w] : 0.0));
       busy_before = busy;
-      double t[2];
-      MPI_Allgather(&mine_ms, 1, MPI_DOUBLE, t, 1, MPI_DOUBLE, MPI_COMM_WORLD);
-      double first = 0, total = 0;  // the share of the product's flops rank 0 ran
+      std::vector<double> t(static_cast<std::size_t>(ranks)), work(t.size(), 0.0);  // each rank's flops / 2k
+      MPI_Allgather(&mine_ms, 1, MPI_DOUBLE, t.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD);
       for (int i = 0; i < mt; ++i)
-        for (int j = 0; j < nt; ++j) {
-          const double f = double(rows[std::size_t(i)]) * cols[std::size_t(j)];
-          total += f;
-          if (owner[std::size_t(i * nt + j)] == 0) first += f;
-        }
-      const sched::DtpsUpdate u = dtps.end_batch(t[0], t[1], first / total);
-      if (rank == 0)
-        std::printf("dtps: rank 0 %.3f ms, rank 1 %.3f ms, m %.3f (%s), rank 0's share %.3f -> %.3f\n", t[0], t[1],
-                    u.m_before, apps::mpi::rank_case(u.kind), first / total, dtps.alpha());
-      if (it + 1 < o.iter) owner = owners_by_speed(mt * nt, {dtps.alpha(), 1 - dtps.alpha()});
+        for (int j = 0; j < nt; ++j)
+          work[std::size_t(owner[std::size_t(i * nt + j)])] += double(rows[std::size_t(i)]) * cols[std::size_t(j)];
+      using Dtps = apps::mpi::RankDtps;
+      for (const Dtps::NodeRound& u : dtps.end_round(t, work)) {  // seed 001 §1.3 at each node
+        if (rank != 0) continue;
+        const std::string node = dtps.prefix(u), first = Dtps::group(u.lo, u.mid), second = Dtps::group(u.mid, u.hi);
+        if (u.skipped)
+          std::printf("dtps: %sno blocks, %s's share %.3f kept\n", node.c_str(), first.c_str(), u.share_after);
+        else
+          std::printf("dtps: %s%s %.3f ms, %s %.3f ms, m %.3f (%s), %s's share %.3f -> %.3f\n", node.c_str(),
+                      first.c_str(), u.t_first, second.c_str(), u.t_second, u.update.m_before,
+                      Dtps::case_name(u).c_str(), first.c_str(), u.share_before, u.share_after);
+      }
+      if (it + 1 < o.iter) owner = owners_by_speed(mt * nt, dtps.shares());
     }
     for (std::size_t x = 0; x < owner.size(); ++x)
       if (starpu_mpi_data_get_rank(c[x].h) != owner[x]) starpu_mpi_data_set_rank(c[x].h, owner[x]);

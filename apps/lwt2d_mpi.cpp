@@ -26,10 +26,10 @@
 
 #include "apps/io/npy.hpp"
 #include "apps/mpi_session.hpp"
+#include "apps/rank_dtps.hpp"
 #include "apps/starpu_session.hpp"
 #include "codelets/lwt_tasks.hpp"
 #include "codelets/plan.hpp"
-#include "scheduler/dtps.hpp"
 
 namespace {
 
@@ -47,9 +47,16 @@ const char* const kUsage =
     "  median of all but the first is the RESULT). The first run gives each rank as many contiguous units;\n"
     "  --shares model: each later run gives them by the ranks' speeds under our policy in the one before,\n"
     "  each unit to the rank that would finish first (a rank too slow for one unit gets none); dtps (the\n"
-    "  default with 2 ranks; model otherwise): two runs by the model, then seed 001's DTPS between\n"
-    "  the 2 ranks corrects rank 0's share from when each rank's results reached rank 0, halos and\n"
-    "  transfers included; even: as many units each, every run. Defaults: 4 levels, 1 run.\n";
+    "  default with 2 ranks or more): two runs by the model, then seed 001's DTPS corrects the ranks'\n"
+    "  shares from when each rank's results reached rank 0, halos and transfers included: with 2 ranks\n"
+    "  between rank 0 and rank 1, one line a run\n"
+    "    dtps: rank 0 T0 ms for N0 units, rank 1 T1 ms for N1, m M (CASE), rank 0's share A -> B\n"
+    "  and with R > 2 by halves, one line each: first all ranks (3: rank 0 against ranks 1-2), then\n"
+    "  each half of 2 ranks or more, its line naming it and A its first part's share of the half's units:\n"
+    "    dtps: ranks 1-2: rank 1 T1 ms for N1 units, rank 2 T2 ms for N2, m M (CASE), rank 1's share A -> B\n"
+    "  (\"dtps: ranks 1-2: no units, ...\" where the half had none). CASE: the later part (\"rank 1 late\")\n"
+    "  or the controller's case (balanced, probe, guarded, ...).\n"
+    "  even: as many units each, every run. Defaults: 4 levels, 1 run.\n";
 
 struct Options {
   std::string command, in, out;
@@ -102,24 +109,45 @@ std::vector<int> units_by_finish(int units, const std::vector<apps::mpi::RankSpe
 
 // One DTPS round on rank 0 after a transform that started at t0_us and took `ms`: each rank's
 // time is when the last of its units' results reached rank 0 (lwt::unit_home_us), so that
-// halos and the transfers to and from rank 0 count, not only its workers' busy time; the
-// throughput the makespan guard compares is the transform's units over its time. Prints the
-// round and returns rank 0's share for the next transform.
-double dtps_step(sched::DtpsController& dtps, const std::vector<int>& owner, const std::vector<double>& home_us,
-                 double t0_us, double ms) {
-  double t[2] = {0, 0};
-  int count[2] = {0, 0};
+// halos and the transfers to and from rank 0 count, not only its workers' busy time; its work
+// is its units, and the throughput the makespan guard compares is the transform's units over
+// its time. Prints each node's round (seed 001 §1.3 between its two halves) and returns the
+// ranks' shares for the next transform.
+std::vector<double> dtps_step(apps::mpi::RankDtps& dtps, const std::vector<int>& owner,
+                              const std::vector<double>& home_us, double t0_us, double ms) {
+  std::vector<double> t(std::size_t(dtps.ranks()), 0.0), count(std::size_t(dtps.ranks()), 0.0);
   for (std::size_t k = 0; k < owner.size() && k < home_us.size(); ++k) {
-    const int q = owner[k] == 0 ? 0 : 1;
+    const std::size_t q = std::size_t(owner[k]);
     t[q] = std::max(t[q], (home_us[k] - t0_us) / 1e3);
     ++count[q];
   }
-  const double units = double(owner.size());
-  const sched::DtpsUpdate u = dtps.end_batch(t[0], t[1], count[0] / units, units / ms);
-  std::printf("dtps: rank 0 %.2f ms for %d units, rank 1 %.2f ms for %d, m %.3f (%s), rank 0's share %.3f -> %.3f\n",
-              t[0], count[0], t[1], count[1], u.m_before, apps::mpi::rank_case(u.kind), count[0] / units,
-              dtps.alpha());
-  return dtps.alpha();
+  using Dtps = apps::mpi::RankDtps;
+  for (const Dtps::NodeRound& u : dtps.end_round(t, count, ms)) {
+    const std::string a = Dtps::group(u.lo, u.mid), b = Dtps::group(u.mid, u.hi);
+    if (u.skipped) {
+      std::printf("dtps: %sno units, %s's share %.3f kept\n", dtps.prefix(u).c_str(), a.c_str(), u.share_after);
+      continue;
+    }
+    std::printf("dtps: %s%s %.2f ms for %d units, %s %.2f ms for %d, m %.3f (%s), %s's share %.3f -> %.3f\n",
+                dtps.prefix(u).c_str(), a.c_str(), u.t_first, int(u.work_first), b.c_str(), u.t_second,
+                int(u.work_second), u.update.m_before, Dtps::case_name(u).c_str(), a.c_str(), u.share_before,
+                u.share_after);
+  }
+  return dtps.shares();
+}
+
+// Contiguous groups by shares: rank r takes units round(S_r U) to round(S_(r+1) U), S_r the
+// shares of the ranks before it.
+std::vector<int> units_by_shares(int units, const std::vector<double>& shares) {
+  std::vector<int> owner(static_cast<std::size_t>(units));
+  double before = 0;
+  for (std::size_t r = 0; r < shares.size(); ++r) {
+    const int lo = std::clamp(int(std::lround(before * units)), 0, units);
+    before += shares[r];
+    const int hi = r + 1 == shares.size() ? units : std::clamp(int(std::lround(before * units)), lo, units);
+    std::fill(owner.begin() + lo, owner.begin() + hi, int(r));
+  }
+  return owner;
 }
 
 int transform(const Options& o, const apps::StarpuSession& session, int rank, int ranks);
@@ -184,19 +212,18 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
   // Units in contiguous groups, evenly for the first transform; after it, by the ranks' speeds
   // (apps::mpi::items_by_finish) under model, and under dtps by the model once, then by DTPS.
   Options::Shares shares = o.shares;
-  if (shares == Options::Shares::Default) shares = ranks == 2 ? Options::Shares::Dtps : Options::Shares::Model;
-  if (shares == Options::Shares::Dtps && ranks != 2)
-    throw UsageError("--shares dtps balances 2 ranks (seed 001's two classes), not " + std::to_string(ranks));
+  if (shares == Options::Shares::Default) shares = ranks >= 2 ? Options::Shares::Dtps : Options::Shares::Model;
   std::vector<int> owner(std::size_t(plan.units()));
   for (int k = 0; k < plan.units(); ++k) owner[std::size_t(k)] = int(static_cast<long long>(k) * ranks / plan.units());
   std::vector<apps::mpi::RankSpeed> speeds(static_cast<std::size_t>(ranks));
   std::vector<double> times;
   std::vector<double> planned(std::size_t(ranks), 1.0 / ranks);  // the shares `owner` follows
   std::vector<lwt::WorkerStats> stats;
-  // Seed 001's DTPS between the 2 ranks as between its CPU and GPU classes (rank 0 the first
-  // class, alpha its share, as in gemm-mpi), on rank 0, started at the model's split once a
-  // transform ran by the model (the first one's speeds may be the policy's start values).
-  std::unique_ptr<sched::DtpsController> dtps;
+  // Seed 001's DTPS between the ranks, by halves as between its CPU and GPU classes
+  // (apps::mpi::RankDtps; with 2 ranks rank 0 is the first class, alpha its share, as in
+  // gemm-mpi), on rank 0, started at the model's split once a transform ran by the model (the
+  // first one's speeds may be the policy's start values).
+  std::unique_ptr<apps::mpi::RankDtps> dtps;
   for (int r = 0; r < o.repeat; ++r) {
     lwt::set_unit_ranks(owner);
     starpu_mpi_barrier(MPI_COMM_WORLD);
@@ -214,20 +241,18 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
     speeds = apps::mpi::all_rank_speeds(speeds);
     if (r + 1 == o.repeat || shares == Options::Shares::Even) continue;
     if (dtps) {
-      double alpha = 0;
-      if (rank == 0) alpha = dtps_step(*dtps, owner, lwt::unit_home_us(), t0, times.back());
-      MPI_Bcast(&alpha, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-      const int first = std::clamp(int(std::lround(alpha * plan.units())), 0, plan.units());
-      for (int k = 0; k < plan.units(); ++k) owner[std::size_t(k)] = k < first ? 0 : 1;
-      planned = {alpha, 1 - alpha};
+      if (rank == 0) planned = dtps_step(*dtps, owner, lwt::unit_home_us(), t0, times.back());
+      MPI_Bcast(planned.data(), ranks, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+      owner = units_by_shares(plan.units(), planned);
     } else if (apps::mpi::all_known(speeds)) {
       owner = units_by_finish(plan.units(), speeds);
       double total = 0;
       for (const auto& v : speeds) total += v.total;
       for (int q = 0; q < ranks; ++q) planned[std::size_t(q)] = speeds[std::size_t(q)].total / total;
       if (shares == Options::Shares::Dtps && r >= 1) {  // after a transform measured the speeds
-        const double first = double(std::count(owner.begin(), owner.end(), 0)) / plan.units();
-        dtps = std::make_unique<sched::DtpsController>(sched::DtpsConfig{}, sched::DtpsState{first, 0.0, 0});
+        std::vector<double> count(std::size_t(ranks), 0.0);
+        for (const int q : owner) ++count[std::size_t(q)];
+        dtps = std::make_unique<apps::mpi::RankDtps>(ranks, count);
       }
     }
   }

@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "apps/rank_shares.hpp"
-#include "scheduler/dtps.hpp"
 
 namespace apps::mpi {
 
@@ -26,13 +25,5 @@ RankSpeed rank_speed();
 std::vector<RankSpeed> all_rank_speeds(const std::vector<RankSpeed>& last);
 // Each of this rank's workers' time in that codelet so far, in ms (empty as rank_speed's NaN).
 std::vector<double> worker_busy_ms();
-
-// A DTPS round's case where seed 001's two classes are 2 ranks (rank 0 the first class, as the
-// MPI apps run it): its "GPU overloaded" is rank 1 late. For the apps' `dtps:` lines.
-inline const char* rank_case(sched::DtpsCase c) {
-  return c == sched::DtpsCase::GpuOverloaded   ? "rank 1 late"
-         : c == sched::DtpsCase::CpuOverloaded ? "rank 0 late"
-                                               : sched::to_string(c);
-}
 
 }  // namespace apps::mpi

@@ -17,7 +17,18 @@ run() { timeout -k 5 120 "$MPIEXEC" -np "$@" >"$dir/out.txt" 2>"$dir/err.txt"; }
 run_slowed() {
   timeout -k 5 120 "$MPIEXEC" -np 1 "$@" : -np 1 env FNNDTPS_SLOWDOWN=0:2 "$@" >"$dir/out.txt" 2>"$dir/err.txt"
 }
-# slowed_share WHAT: rank 1's share of WHAT (blocks, units), from its line "rank 1: N of M WHAT...".
-slowed_share() { awk -v what="$1" '$1 == "rank" && $2 == "1:" && $6 ~ "^" what { printf "%.3f", $3 / $5 }' "$dir/out.txt"; }
+# run_slowed3 CMD...: the same over three ranks, the last one (rank 2) slowed. Three ranks on
+# this machine's 2 cores: MPI's waits yield the core (OpenMPI spins by default); without it the
+# slowed rank's share of gemm-mpi's blocks under dtps spread over 0.02-0.36 in 20 runs, with it
+# over 0.14-0.26 in 27.
+run_slowed3() {
+  OMPI_MCA_mpi_yield_when_idle=1 timeout -k 5 120 "$MPIEXEC" -np 2 "$@" : -np 1 env FNNDTPS_SLOWDOWN=0:2 "$@" \
+    >"$dir/out.txt" 2>"$dir/err.txt"
+}
+# slowed_share WHAT [RANK]: rank RANK's (default 1) share of WHAT (blocks, units), from its line
+# "rank RANK: N of M WHAT...".
+slowed_share() {
+  awk -v what="$1" -v r="${2:-1}:" '$1 == "rank" && $2 == r && $6 ~ "^" what { printf "%.3f", $3 / $5 }' "$dir/out.txt"
+}
 # within X LO HI: LO <= X <= HI.
 within() { awk -v s="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(s >= lo && s <= hi) }'; }

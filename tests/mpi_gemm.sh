@@ -3,8 +3,8 @@
 # reference (float within 1e-5, double within 1e-12, max|C - C_ref| / max|C_ref|, as
 # tests/cli_gemm.sh) under our policies and a built-in; every rank reports its blocks and they
 # add up to all of C; a rank whose worker is slowed 2x gets about a third of the blocks, by the
-# model's speeds and by seed 001's DTPS between two ranks; bad
-# input ends with one `gemm-mpi:` line and exit status 2.
+# model's speeds and by seed 001's DTPS between two ranks, and well below a third by DTPS over
+# three; bad input ends with one `gemm-mpi:` line and exit status 2.
 #   bash tests/mpi_gemm.sh <gemm-mpi binary> <mpiexec>
 set -u
 BIN=$1 MPIEXEC=${2:-mpirun}
@@ -37,20 +37,35 @@ done
 # Node shares from the same model: rank 1's worker emulated 2x slower (FNNDTPS_SLOWDOWN on that
 # rank only) gets about a third of C's blocks once the first products have measured it; with
 # --shares cyclic, half.
+# expect_share NAME LO HI ARGS...: over 2 ranks, rank 1 slowed (run_slowed); with
+# runner=run_slowed3 slowed=2, over 3, rank 2 slowed; with attempts=N, up to N runs, the first in
+# the band passing.
 expect_share() {
-  local name=$1 lo=$2 hi=$3; shift 3
-  run_slowed "$BIN" "$@" --check; local rc=$?
-  local share; share=$(slowed_share blocks)
-  if [[ $rc -eq 0 && -n $share ]] && grep -q '^check: .*: ok' "$dir/out.txt" && within "$share" "$lo" "$hi"; then
-    pass "$name: the slowed rank's share of the blocks $share, within [$lo, $hi]"
-  else
-    fail "$name: exit $rc, the slowed rank's share '$share' (want [$lo, $hi]):"; cat "$dir/out.txt" "$dir/err.txt"
-  fi
+  local name=$1 lo=$2 hi=$3 try; shift 3
+  for ((try = 1; try <= ${attempts:-1}; try++)); do
+    "${runner:-run_slowed}" "$BIN" "$@" --check; local rc=$?
+    local share; share=$(slowed_share blocks "${slowed:-1}")
+    if [[ $rc -eq 0 && -n $share ]] && grep -q '^check: .*: ok' "$dir/out.txt" && within "$share" "$lo" "$hi"; then
+      pass "$name: the slowed rank's share of the blocks $share, within [$lo, $hi] (run $try)"; return
+    fi
+    echo "     $name, run $try: exit $rc, the slowed rank's share '$share' (want [$lo, $hi])"
+  done
+  fail "$name: exit $rc, the slowed rank's share '$share' (want [$lo, $hi]):"; cat "$dir/out.txt" "$dir/err.txt"
 }
 expect_share "model shares, rank 1 slowed 2x" 0.22 0.42 --size 768 --tile 64 --iter 5
 expect_share "cyclic shares, rank 1 slowed 2x" 0.5 0.5 --size 768 --tile 64 --iter 2 --shares cyclic
 # Seed 001's DTPS between the two ranks: the measured times, not the model, correct the split.
 expect_share "dtps shares, rank 1 slowed 2x" 0.2 0.42 --size 768 --tile 64 --iter 8 --shares dtps
+# Over 3 ranks, by halves (rank 0 against ranks 1-2, then rank 1 against rank 2): the slowed rank
+# settles at half the others' share, 0.2: 0.14-0.26 of the blocks in 27 runs on this machine
+# idle. A load beside it (another build) masks the emulated slowdown, which sleeps: with one core
+# busy, 0.12-0.44 in 10 runs; so up to three runs, the first in [0.05, 0.32] passing. An even
+# split (1/3) fails every run.
+attempts=3 runner=run_slowed3 slowed=2 expect_share "dtps shares over 3 ranks, rank 2 slowed 2x" 0.05 0.32 \
+  --size 768 --tile 64 --iter 8 --shares dtps
+if grep -q '^dtps: rank 0 .* ranks 1-2 ' "$dir/out.txt" && grep -q '^dtps: ranks 1-2: rank 1 ' "$dir/out.txt"; then
+  pass "dtps over 3 ranks: a line for rank 0 against ranks 1-2 and one for ranks 1-2"
+else fail "dtps over 3 ranks: no line for each node:"; cat "$dir/out.txt"; fi
 
 # A rank that dies (here before it even starts MPI) ends the job with a non-zero status, not a
 # hang: the launcher aborts the others.
@@ -82,9 +97,6 @@ expect_fail "more blocks than StarPU can hold" --size 100000 --tile 1
 expect_fail "unknown option" --split 2d
 expect_fail "bad precision" --precision h
 expect_fail "bad shares" --shares even
-run 3 "$BIN" --size 256 --shares dtps; rc=$?
-if [[ $rc -eq 2 && $(grep -c '^gemm-mpi: ' "$dir/err.txt") -eq 1 ]]; then pass "dtps over 3 ranks: $(grep '^gemm-mpi: ' "$dir/err.txt")"
-else fail "dtps over 3 ranks: exit $rc:"; cat "$dir/err.txt"; fi
 STARPU_SCHED=nosuch expect_fail "unknown policy"
 
 echo "$passed passed, $fails failed"
