@@ -317,8 +317,8 @@ int run(const Options& o) {
       for (std::size_t w = 0; w < busy.size(); ++w)
         mine_ms = std::max(mine_ms, busy[w] - (w < busy_before.size() ? busy_before[w] : 0.0));
       busy_before = busy;
-      std::vector<double> t(static_cast<std::size_t>(ranks)), work(t.size(), 0.0);  // each rank's flops / 2k
-      MPI_Allgather(&mine_ms, 1, MPI_DOUBLE, t.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD);
+      const std::vector<double> t = apps::mpi::all_gather({mine_ms});
+      std::vector<double> work(t.size(), 0.0);  // each rank's flops / 2k
       for (int i = 0; i < mt; ++i)
         for (int j = 0; j < nt; ++j)
           work[std::size_t(owner[std::size_t(i * nt + j)])] += double(rows[std::size_t(i)]) * cols[std::size_t(j)];
@@ -380,7 +380,9 @@ int run(const Options& o) {
       std::printf("check: max relative error %.3g (tolerance %.0e): %s\n", err, tol, err <= tol ? "ok" : "FAILED");
       status = err <= tol ? 0 : 1;
     }
-    MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    std::vector<double> s{double(status)};
+    apps::mpi::broadcast(s);
+    status = int(s[0]);
   }
   if (rank == 0) {
     std::vector<double> sorted(times.begin() + (times.size() > 1 ? 1 : 0), times.end());
@@ -399,6 +401,7 @@ int run(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  apps::mpi::keep_args(&argc, &argv);
   try {
     const Options o = parse(argc, argv);
     openblas_set_num_threads(1);

@@ -40,6 +40,7 @@
 namespace {
 
 using apps::UsageError;
+using apps::parse_size;
 
 const char* const kUsage =
     "usage: lwt2d forward --in X.npy --out C.npy [--levels N] [--units U] [--pipeline steps|fused] [--check]\n"
@@ -81,16 +82,6 @@ int parse_int(const std::string& flag, const std::string& v) {
   if (v.empty() || *end != '\0' || errno == ERANGE || x < INT32_MIN || x > INT32_MAX)
     throw UsageError(flag + " needs an integer, got '" + v + "'");
   return int(x);
-}
-
-// "S" or "RxC".
-std::pair<int, int> parse_size(const std::string& flag, const std::string& v) {
-  const auto x = v.find('x');
-  const int r = parse_int(flag, v.substr(0, x));
-  const int c = x == std::string::npos ? r : parse_int(flag, v.substr(x + 1));
-  if (r < 1 || c < 1)
-    throw UsageError(flag + " must be positive, got " + std::to_string(r) + "x" + std::to_string(c));
-  return {r, c};
 }
 
 bool ends_with(const std::string& s, const std::string& tail) {

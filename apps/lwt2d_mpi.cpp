@@ -22,6 +22,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "apps/io/npy.hpp"
@@ -56,11 +57,14 @@ const char* const kUsage =
     "    dtps: ranks 1-2: rank 1 T1 ms for N1 units, rank 2 T2 ms for N2, m M (CASE), rank 1's share A -> B\n"
     "  (\"dtps: ranks 1-2: no units, ...\" where the half had none). CASE: the later part (\"rank 1 late\")\n"
     "  or the controller's case (balanced, probe, guarded, ...).\n"
-    "  even: as many units each, every run. Defaults: 4 levels, 1 run.\n";
+    "  even: as many units each, every run. Defaults: 4 levels, 1 run.\n"
+    "  Built for simulation (SimGrid's SMPI, run by StarPU's starpu_smpirun): --size S or RxC instead of\n"
+    "  --in and --out (no data is computed, so none is read or written).\n";
 
 struct Options {
   std::string command, in, out;
   int levels = 4, units = 0, repeat = 1;
+  int rows = 0, cols = 0;  // --size, in simulation
   enum class Shares { Default, Model, Dtps, Even } shares = Shares::Default;
 };
 
@@ -85,6 +89,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--levels") o.levels = parse_positive(a, value());
     else if (a == "--units") o.units = parse_positive(a, value());
     else if (a == "--repeat") o.repeat = parse_positive(a, value());
+    else if (apps::kSimulated && a == "--size") std::tie(o.rows, o.cols) = apps::parse_size(a, value());
     else if (a == "--shares") {
       const std::string v = value();
       if (v != "model" && v != "even" && v != "dtps")
@@ -92,6 +97,11 @@ Options parse(int argc, char** argv) {
       o.shares = v == "model" ? Options::Shares::Model : v == "dtps" ? Options::Shares::Dtps : Options::Shares::Even;
     }
     else throw UsageError("unknown option '" + a + "' (see --help)");
+  }
+  if (apps::kSimulated) {
+    if (o.rows == 0 || !o.in.empty() || !o.out.empty())
+      throw UsageError("in simulation no data is computed: give --size S or RxC, not --in and --out");
+    return o;
   }
   if (o.in.empty() || o.out.empty()) throw UsageError(o.command + " needs --in and --out");
   if (o.in == o.out) throw UsageError("--out must not be the input file");
@@ -178,16 +188,19 @@ int run(const Options& o) {
 int transform(const Options& o, const apps::StarpuSession& session, int rank, int ranks) {
   // Rank 0 reads; the shape (or, where it could not read, a failure) goes to every rank, so
   // that all of them make the same plan or all of them stop.
+  // In simulation the shape is --size's, and nothing is read or written.
   io::Array2D a;
   std::string error;
-  if (rank == 0) try {
+  if (apps::kSimulated) a.rows = o.rows, a.cols = o.cols;
+  else if (rank == 0) try {
       a = io::read_npy_f32(o.in, io::F64Policy::Refuse);
     } catch (const std::exception& e) {
       error = e.what();
     }
-  int shape[2] = {a.rows, a.cols};
-  if (!error.empty()) shape[0] = shape[1] = -1;
-  MPI_Bcast(shape, 2, MPI_INT, 0, MPI_COMM_WORLD);
+  std::vector<double> sent{double(a.rows), double(a.cols)};
+  if (!error.empty()) sent = {-1, -1};
+  apps::mpi::broadcast(sent);
+  const int shape[2] = {int(sent[0]), int(sent[1])};
   if (shape[0] < 0) throw UsageError(error.empty() ? "rank 0 could not read " + o.in : error);
   const int preferred = std::max(8, 4 * ranks);
   const lwt::Plan plan(shape[0], shape[1], o.levels, o.units, preferred);
@@ -202,8 +215,10 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
   if (rank == 0) {
     in = std::make_unique<apps::HostArray<float>>(n);
     out = std::make_unique<apps::HostArray<float>>(n);
-    if (o.command == "forward") std::copy(a.data.begin(), a.data.end(), in->p);
-    else plan.from_mallat(a.data.data(), in->p);
+    if (!apps::kSimulated) {  // simulation computes no data
+      if (o.command == "forward") std::copy(a.data.begin(), a.data.end(), in->p);
+      else plan.from_mallat(a.data.data(), in->p);
+    }
     std::printf("lwt2d-mpi %s: %d x %d, %d levels, %d units over %d ranks, policy %s, %u CPU + %u CUDA workers on "
                 "rank 0\n",
                 o.command.c_str(), shape[0], shape[1], o.levels, plan.units(), ranks, session.policy().c_str(),
@@ -242,7 +257,7 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
     if (r + 1 == o.repeat || shares == Options::Shares::Even) continue;
     if (dtps) {
       if (rank == 0) planned = dtps_step(*dtps, owner, lwt::unit_home_us(), t0, times.back());
-      MPI_Bcast(planned.data(), ranks, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+      apps::mpi::broadcast(planned);
       owner = units_by_shares(plan.units(), planned);
     } else if (apps::mpi::all_known(speeds)) {
       owner = units_by_finish(plan.units(), speeds);
@@ -268,12 +283,14 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
     std::fflush(stdout);
     starpu_mpi_barrier(MPI_COMM_WORLD);
   }
-  if (rank == 0) {
+  if (rank == 0 && !apps::kSimulated) {
     std::vector<float> image(n);
     if (o.command == "forward") plan.to_mallat(out->p, image.data());
     else std::copy(out->p, out->p + n, image.begin());
     io::write_npy_f32(o.out, shape[0], shape[1], image.data(), o.in);
     std::printf("wrote %s\n", o.out.c_str());
+  }
+  if (rank == 0) {
     std::vector<double> later(times.begin() + (times.size() > 1 ? 1 : 0), times.end());
     std::sort(later.begin(), later.end());
     std::printf("RESULT lwt2d-mpi %s size=%dx%d levels=%d units=%d ranks=%d policy=%s median_ms=%.3f reps=%zu\n",
@@ -286,6 +303,7 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
 }  // namespace
 
 int main(int argc, char** argv) {
+  apps::mpi::keep_args(&argc, &argv);
   try {
     return run(parse(argc, argv));
   } catch (const UsageError& e) {

@@ -6,26 +6,92 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
+#include <string>
 #include <stdexcept>
 
 #include "scheduler/plugin.hpp"
 
 namespace apps::mpi {
 
+namespace {
+int* g_argc = nullptr;
+char*** g_argv = nullptr;
+}  // namespace
+
+void keep_args(int* argc, char*** argv) { g_argc = argc, g_argv = argv; }
+
 int init(starpu_conf* conf) {
+#ifdef STARPU_SIMGRID
+  // SimGrid's SMPI: StarPU-MPI starts MPI inside each simulated rank (its actors run one at a
+  // time, so MPI_THREAD_SINGLE is enough); it needs the rank's arguments.
+  return starpu_mpi_init_conf(g_argc, g_argv, 1, MPI_COMM_WORLD, conf);
+#else
   int provided = 0;
-  if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS)
+  if (MPI_Init_thread(g_argc, g_argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS)
     throw std::runtime_error("MPI_Init_thread failed");
   if (provided < MPI_THREAD_MULTIPLE) {
     MPI_Finalize();
     throw std::runtime_error("this MPI library does not provide MPI_THREAD_MULTIPLE");
   }
   return starpu_mpi_init_conf(nullptr, nullptr, 0, MPI_COMM_WORLD, conf);
+#endif
 }
 
 void shutdown() {
   starpu_mpi_shutdown();
+#ifndef STARPU_SIMGRID  // there StarPU-MPI started MPI and ends it
   MPI_Finalize();
+#endif
+}
+
+namespace {
+
+// Tags of the values all_gather and broadcast move, beyond any the apps give their data; every
+// rank calls them in the same order, so the counters agree.
+constexpr starpu_mpi_tag_t kValueTags = starpu_mpi_tag_t(1) << 40;
+starpu_mpi_tag_t next_value_tag() {
+  static starpu_mpi_tag_t n = 0;
+  return kValueTags + n++;
+}
+
+// Sends `v` to rank `peer`, or receives it from there, and returns when done.
+void exchange(std::vector<double>& v, int peer, bool send, starpu_mpi_tag_t tag) {
+  starpu_data_handle_t h = nullptr;
+  starpu_vector_data_register(&h, STARPU_MAIN_RAM, uintptr_t(v.data()), uint32_t(v.size()), sizeof(double));
+  const int rc = send ? starpu_mpi_send(h, peer, tag, MPI_COMM_WORLD)
+                      : starpu_mpi_recv(h, peer, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  starpu_data_unregister(h);
+  if (rc != 0) throw std::runtime_error("StarPU-MPI could not exchange values with rank " + std::to_string(peer));
+}
+
+}  // namespace
+
+void broadcast(std::vector<double>& v) {
+  const int rank = starpu_mpi_world_rank(), ranks = starpu_mpi_world_size();
+  const starpu_mpi_tag_t tag = next_value_tag();
+  if (rank != 0) return exchange(v, 0, false, tag);
+  for (int r = 1; r < ranks; ++r) exchange(v, r, true, tag);
+}
+
+std::vector<double> all_gather(const std::vector<double>& mine) {
+  const int rank = starpu_mpi_world_rank(), ranks = starpu_mpi_world_size();
+  const std::size_t n = mine.size();
+  std::vector<double> all(n * std::size_t(ranks));
+  const starpu_mpi_tag_t tag = next_value_tag();
+  if (rank == 0) {
+    std::copy(mine.begin(), mine.end(), all.begin());
+    std::vector<double> part(n);
+    for (int r = 1; r < ranks; ++r) {
+      exchange(part, r, false, tag);
+      std::copy(part.begin(), part.end(), all.begin() + std::ptrdiff_t(n * std::size_t(r)));
+    }
+  } else {
+    std::vector<double> m = mine;
+    exchange(m, 0, true, tag);
+  }
+  broadcast(all);
+  return all;
 }
 
 bool is_rank_zero() {
@@ -45,13 +111,9 @@ RankSpeed rank_speed() {
 }
 
 std::vector<RankSpeed> all_rank_speeds(const std::vector<RankSpeed>& last) {
-  int ranks = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   const RankSpeed here = rank_speed();
-  const double mine[2] = {here.total, here.fastest};
-  std::vector<double> all(2 * std::size_t(ranks));
-  MPI_Allgather(mine, 2, MPI_DOUBLE, all.data(), 2, MPI_DOUBLE, MPI_COMM_WORLD);
-  std::vector<RankSpeed> speeds(static_cast<std::size_t>(ranks));
+  const std::vector<double> all = all_gather({here.total, here.fastest});
+  std::vector<RankSpeed> speeds(all.size() / 2);
   for (std::size_t r = 0; r < speeds.size(); ++r) {
     speeds[r] = {all[2 * r], all[2 * r + 1]};
     if (!(speeds[r].total > 0) && r < last.size()) speeds[r] = last[r];

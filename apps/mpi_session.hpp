@@ -9,10 +9,20 @@
 
 namespace apps::mpi {
 
-// MPI for any thread (the apps call MPI themselves while StarPU-MPI's progression thread polls
-// it), then StarPU-MPI on MPI_COMM_WORLD. Throws std::runtime_error where MPI cannot.
+// The program's arguments for MPI to start with (SMPI reads each simulated rank's there): main
+// calls it before anything else.
+void keep_args(int* argc, char*** argv);
+// MPI for any thread, then StarPU-MPI on MPI_COMM_WORLD; in simulation (SimGrid's SMPI)
+// StarPU-MPI starts MPI itself. Throws std::runtime_error where MPI cannot.
 int init(starpu_conf* conf);
 void shutdown();  // StarPU-MPI, then MPI
+// Every rank's `mine` (each rank's of the same length), in rank order, on every rank; and rank
+// 0's `v` on every rank (same length everywhere). Collective over the ranks, through StarPU-MPI's
+// point-to-point on a registered vector rather than MPI's collectives: under SimGrid's SMPI the
+// program's thread is not an MPI process and may only call StarPU-MPI. For the few numbers the
+// apps share once a job.
+std::vector<double> all_gather(const std::vector<double>& mine);
+void broadcast(std::vector<double>& v);
 // Whether this process is rank 0, from the launcher's environment: usable before MPI starts,
 // so that a usage error is printed once, not once per rank.
 bool is_rank_zero();

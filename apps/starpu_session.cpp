@@ -46,6 +46,15 @@ int parse_positive(const std::string& flag, const std::string& v) {
   return int(x);
 }
 
+std::pair<int, int> parse_size(const std::string& flag, const std::string& v) {
+  const auto x = v.find('x');
+  if (x == std::string::npos) {
+    const int s = parse_positive(flag, v);
+    return {s, s};
+  }
+  return {parse_positive(flag, v.substr(0, x)), parse_positive(flag, v.substr(x + 1))};
+}
+
 StarpuSession::StarpuSession(const char* default_policy, Init init, Shutdown shutdown) : shutdown_(shutdown) {
   try {  // a bad FNNDTPS_SIM_ setting: one line before StarPU starts
     if (codelets::simulation_perturbed() && !kSimulated)

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace apps {
 
@@ -27,6 +28,8 @@ struct UsageError : std::runtime_error {
 
 // A command line's positive integer `v` for `flag`, at most INT_MAX; throws UsageError.
 int parse_positive(const std::string& flag, const std::string& v);
+// A surface's size, "S" (S x S) or "RxC", each positive; UsageError naming `flag` otherwise.
+std::pair<int, int> parse_size(const std::string& flag, const std::string& v);
 
 // `n` elements of host memory from starpu_malloc: pinned where CUDA workers exist, so that
 // StarPU's transfers to and from a GPU run at the bus's speed. StarPU must be running.

@@ -287,9 +287,7 @@ void find_ranks() {
   ranks = Ranks{};
   home_us.clear();
 #ifdef FNNDTPS_HAVE_MPI
-  int mpi = 0;
-  MPI_Initialized(&mpi);
-  if (mpi) {
+  if (!Ranks::chosen.empty()) {  // an MPI program placed the units (set_unit_ranks): StarPU-MPI runs
     starpu_mpi_comm_rank(MPI_COMM_WORLD, &ranks.rank);
     starpu_mpi_comm_size(MPI_COMM_WORLD, &ranks.size);
   }

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# One-time set-up on Debian 12 as root: Debian packages, then StarPU 1.4 built three times from
+# One-time set-up on Debian 12 as root: Debian packages, then StarPU 1.4 built four times from
 # Debian's source package into a cache outside the repository: natively (with CUDA where nvcc
-# exists), for simulation (--enable-simgrid against Debian's SimGrid, DESIGN §8) and with
-# StarPU-MPI on CPUs (Debian's OpenMPI, DESIGN §11). Re-running reuses the cached builds.
-# Prints the native prefix on its last line; the others are in $CACHE_ROOT/current-simgrid and
-# $CACHE_ROOT/current-mpi.
+# exists), for simulation (--enable-simgrid against Debian's SimGrid, DESIGN §8), with
+# StarPU-MPI (Debian's OpenMPI, DESIGN §11), and with StarPU-MPI in simulation (SimGrid's SMPI:
+# simulated ranks on simulated nodes; static, as StarPU requires for SMPI). Re-running reuses
+# the cached builds. Prints the native prefix on its last line; the others are in
+# $CACHE_ROOT/current-simgrid, $CACHE_ROOT/current-mpi and $CACHE_ROOT/current-smpi.
 set -euo pipefail
 
 CACHE_ROOT=${FNNDTPS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fnndtps}
@@ -16,7 +17,7 @@ die() { echo "setup: $*" >&2; exit 1; }
 need_pkgs=(build-essential cmake pkg-config ccache libhwloc-dev libopenblas-dev libgtest-dev
            libnuma-dev libltdl-dev python3 python3-numpy python3-pywt python3-matplotlib python3-pil
            dpkg-dev ca-certificates libsimgrid-dev libzip-dev libtinyxml2-dev libpng-dev libssl-dev
-           libopenmpi-dev openmpi-bin)
+           libopenmpi-dev openmpi-bin xsltproc)
 
 install_packages() {
   local missing=()
@@ -49,20 +50,23 @@ SRC
 
 have_cuda() { [[ -x $CUDA_DIR/bin/nvcc ]]; }
 
-# starpu_flags native|simgrid|mpi: the same build but for CUDA, SimGrid and MPI (maxcpus and
-# maxcudadev too: simulated platforms have up to 8 GPUs and 128 cores). The MPI build has CUDA
-# where nvcc exists, so that a rank can drive a GPU.
+# starpu_flags native|simgrid|mpi|smpi: the same build but for CUDA, SimGrid, MPI and both
+# (maxcpus and maxcudadev too: simulated platforms have up to 8 GPUs and 128 cores). The MPI
+# build has CUDA where nvcc exists, so that a rank can drive a GPU. SMPI runs every simulated
+# rank in one process and privatizes each rank's globals in the program, so StarPU links in
+# statically there (StarPU's documentation, "MPI Applications" under SimGrid).
 starpu_flags() {
   local f=(--enable-maxcudadev=8 --enable-maxcpus=128 --disable-opencl --disable-fortran --disable-socl --disable-starpupy
            --disable-build-doc --disable-openmp --disable-starpurm --disable-hdf5 --disable-starpufft
            --disable-build-examples --disable-build-tests)
-  if [[ $1 == mpi ]]; then f+=(--enable-mpi --disable-mpi-minimal-tests); else f+=(--disable-mpi); fi
-  if [[ $1 == simgrid ]]; then f+=(--disable-cuda --enable-simgrid)
+  if [[ $1 == mpi || $1 == smpi ]]; then f+=(--enable-mpi --disable-mpi-minimal-tests); else f+=(--disable-mpi); fi
+  if [[ $1 == smpi ]]; then f+=(--disable-cuda --enable-simgrid --disable-shared)
+  elif [[ $1 == simgrid ]]; then f+=(--disable-cuda --enable-simgrid)
   elif have_cuda; then f+=(--enable-cuda "--with-cuda-dir=$CUDA_DIR"); else f+=(--disable-cuda); fi
   echo "${f[@]}"
 }
 
-build_starpu() {  # build_starpu native|simgrid|mpi
+build_starpu() {  # build_starpu native|simgrid|mpi|smpi
   local variant=$1 version flags key prefix src work
   add_unstable_sources
   version=$(apt-cache showsrc starpu 2>/dev/null | awk '/^Version:/{print $2}' | sort -V | tail -1)
@@ -116,4 +120,7 @@ echo "$sim" >"$CACHE_ROOT/current-simgrid"
 mpi=$(build_starpu mpi)
 [[ -f $mpi/.complete ]] || die "StarPU (mpi) set-up did not complete"
 echo "$mpi" >"$CACHE_ROOT/current-mpi"
+smpi=$(build_starpu smpi)
+[[ -f $smpi/.complete ]] || die "StarPU (smpi) set-up did not complete"
+echo "$smpi" >"$CACHE_ROOT/current-smpi"
 echo "$prefix"

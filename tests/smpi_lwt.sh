@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# lwt2d-mpi in simulation (SimGrid's SMPI; DESIGN §8 and §11): StarPU-MPI's ranks as simulated
+# processes on simulated nodes of different platforms, the GPU machine (h200: 1 H200 + 16 cores)
+# and seed 000's node (seed2017: GTX 750 Ti + GTX 1080 + 4 cores), both made from the calibrated
+# models by bench/platforms/make_platform.py and joined by a simulated 100 Gb/s link. Each rank's
+# StarPU simulates its own node, so its workers are its platform's; node shares come from the
+# ranks' speeds (--shares model: the H200 node, the faster, plans most of the units and runs
+# about its planned share), DTPS's first round moves units away from the later rank, and
+# simulated time is deterministic (the same run twice, the same times).
+#   smpi_lwt.sh LWT2D_MPI STARPU_SMPIRUN REPO PYTHON
+set -uo pipefail
+bin=$1 smpirun=$2 repo=$3 python=$4
+dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
+fails=0; passed=0
+pass() { passed=$((passed + 1)); echo "ok   $*"; }
+fail() { fails=$((fails + 1)); echo "FAIL $*"; }
+for name in h200 seed2017; do
+  "$python" "$repo/bench/platforms/make_platform.py" --from "$repo/bench/platforms/h200/sampling" --name "$name" \
+    --out "$dir/platforms" >/dev/null || { echo "FAIL make_platform.py $name"; exit 1; }
+done
+cat >"$dir/net.xml" <<'XML'
+<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+<zone id="nodes" routing="Full">
+  <host id="h200" speed="1Gf"/>
+  <host id="seed2017" speed="1Gf"/>
+  <link id="net" bandwidth="12.5GBps" latency="2us"/>
+  <route src="h200" dst="seed2017"><link_ctn id="net"/></route>
+</zone>
+</platform>
+XML
+printf 'h200\nseed2017\n' >"$dir/hosts"
+export STARPU_PERF_MODEL_DIR=$dir/platforms/sampling STARPU_HOSTNAME=h200 STARPU_PERF_MODEL_HOMOGENEOUS_CUDA=1 \
+  STARPU_CALIBRATE_MINIMUM=2 STARPU_HOME=$dir STARPU_SILENT=1 FNNDTPS_SAVE=0 FNNDTPS_MODEL_DIR=$dir/models
+# run ARGS...: one simulated job, rank 0 on h200 and rank 1 on seed2017 (-hostfile-platform: each
+# host's models); its output in $dir/out.txt, SimGrid's and StarPU's messages in $dir/err.txt.
+run() {
+  timeout -k 5 300 "$smpirun" -platform "$dir/net.xml" -hostfile "$dir/hosts" -hostfile-platform \
+    "$bin" forward --size 16384 --levels 4 --units 64 "$@" >"$dir/out.txt" 2>"$dir/err.txt"
+}
+# field RANK N: the Nth field of rank RANK's line "rank R: U of 64 units, planned share S, ...".
+field() { awk -v r="rank $1:" -v n="$2" 'index($0, r) == 1 { gsub(",", ""); print $n }' "$dir/out.txt"; }
+
+run --repeat 3 --shares model; rc=$?
+cuda0=$(grep -o '^rank 0: .* \([0-9]*\) CUDA workers' "$dir/out.txt" | awk '{print $(NF - 2)}')
+cuda1=$(grep -o '^rank 1: .* \([0-9]*\) CUDA workers' "$dir/out.txt" | awk '{print $(NF - 2)}')
+if [[ $rc -eq 0 && $cuda0 == 1 && $cuda1 == 2 ]]; then pass "each rank simulates its node: rank 0 (h200) $cuda0 CUDA worker, rank 1 (seed2017) $cuda1"
+else fail "each rank's node: exit $rc, CUDA workers '$cuda0' and '$cuda1' (want 1 and 2):"; cat "$dir/out.txt"; tail -5 "$dir/err.txt"; fi
+units0=$(field 0 3) planned0=$(field 0 9)
+if [[ -n $units0 && -n $planned0 ]] && awk -v u="$units0" -v p="$planned0" 'BEGIN { exit !(p + 0 >= 0.6 && u + 0 >= 32) }'; then
+  pass "model shares: the H200 node plans $planned0 of the work and runs $units0 of 64 units"
+else fail "model shares: rank 0 planned '$planned0', ran '$units0' units (want >= 0.6 and >= 32):"; cat "$dir/out.txt"; fi
+
+run --repeat 4; rc=$?
+first=$(grep -m1 '^RESULT' "$dir/out.txt")
+round=$(grep -m1 '^dtps: ' "$dir/out.txt")
+if [[ $rc -eq 0 && -n $round ]] && awk '{ t0 = $4; t1 = $11; m = $16; before = $(NF - 2); after = $NF
+       ok = (m > 0.1 || m < -0.1) ? ((t1 > t0) == (after > before) && after != before) : after == before
+       exit !ok }' <<<"$round"; then pass "dtps round follows the later rank: $round"
+else fail "dtps round: exit $rc, '$round':"; cat "$dir/out.txt"; tail -5 "$dir/err.txt"; fi
+run --repeat 4
+again=$(grep -m1 '^RESULT' "$dir/out.txt")
+if [[ -n $first && $first == "$again" ]]; then pass "deterministic: $first"
+else fail "the same run twice: '$first' then '$again'"; fi
+
+echo "$passed passed, $fails failed"
+[[ $fails -eq 0 ]]
