@@ -2,7 +2,7 @@
 # lwt2d-mpi in simulation (SimGrid's SMPI; DESIGN §8 and §11): StarPU-MPI's ranks as simulated
 # processes on simulated nodes of different platforms, the GPU machine (h200: 1 H200 + 16 cores)
 # and seed 000's node (seed2017: GTX 750 Ti + GTX 1080 + 4 cores), both made from the calibrated
-# models by bench/platforms/make_platform.py and joined by a simulated 100 Gb/s link. Each rank's
+# models (bench/smpi.sh platform) and joined by simulated 100 Gb/s links. Each rank's
 # StarPU simulates its own node, so its workers are its platform's; node shares come from the
 # ranks' speeds (--shares model: the H200 node, the faster, plans most of the units and runs
 # about its planned share), DTPS's first round moves units away from the later rank, and
@@ -14,29 +14,11 @@ dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
 fails=0; passed=0
 pass() { passed=$((passed + 1)); echo "ok   $*"; }
 fail() { fails=$((fails + 1)); echo "FAIL $*"; }
-for name in h200 seed2017; do
-  "$python" "$repo/bench/platforms/make_platform.py" --from "$repo/bench/platforms/h200/sampling" --name "$name" \
-    --out "$dir/platforms" >/dev/null || { echo "FAIL make_platform.py $name"; exit 1; }
-done
-cat >"$dir/net.xml" <<'XML'
-<?xml version='1.0'?>
-<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
-<platform version="4.1">
-<zone id="nodes" routing="Full">
-  <host id="h200" speed="1Gf"/>
-  <host id="seed2017" speed="1Gf"/>
-  <link id="net" bandwidth="12.5GBps" latency="2us"/>
-  <route src="h200" dst="seed2017"><link_ctn id="net"/></route>
-</zone>
-</platform>
-XML
-printf 'h200\nseed2017\n' >"$dir/hosts"
-export STARPU_PERF_MODEL_DIR=$dir/platforms/sampling STARPU_HOSTNAME=h200 STARPU_PERF_MODEL_HOMOGENEOUS_CUDA=1 \
-  STARPU_CALIBRATE_MINIMUM=2 STARPU_HOME=$dir STARPU_SILENT=1 FNNDTPS_SAVE=0 FNNDTPS_MODEL_DIR=$dir/models
+PYTHON=$python bash "$repo/bench/smpi.sh" platform "$dir" h200 seed2017 || { echo "FAIL bench/smpi.sh platform"; exit 1; }
 # run ARGS...: one simulated job, rank 0 on h200 and rank 1 on seed2017 (-hostfile-platform: each
 # host's models); its output in $dir/out.txt, SimGrid's and StarPU's messages in $dir/err.txt.
 run() {
-  timeout -k 5 300 "$smpirun" -platform "$dir/net.xml" -hostfile "$dir/hosts" -hostfile-platform \
+  env $(cat "$dir/env") timeout -k 5 300 "$smpirun" -platform "$dir/net.xml" -hostfile "$dir/hosts" $(cat "$dir/flag") \
     "$bin" forward --size 16384 --levels 4 --units 64 "$@" >"$dir/out.txt" 2>"$dir/err.txt"
 }
 # field RANK N: the Nth field of rank RANK's line "rank R: U of 64 units, planned share S, ...".

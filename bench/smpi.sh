@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# StarPU-MPI in simulation (SimGrid's SMPI; DESIGN §8 and §11): lwt2d-mpi's ranks as simulated
+# processes, each on a simulated node of its own platform (bench/platforms/make_platform.py),
+# the nodes joined by simulated 100 Gb/s links (one per node, 2 us, to a switch).
+#   bench/smpi.sh platform DIR HOST...   the platforms, DIR/net.xml and DIR/hosts for these nodes
+#                                        (HOST: a platform name, h200 or seed2017; a name twice
+#                                        gives two nodes of that platform)
+#   bench/smpi.sh bench BUILD_SMPI [OUT] LWT 16384^2, 4 levels, 64 units, forward, 8 runs (the
+#                                        median of runs 1-7): one node alone against two nodes,
+#                                        alike and different, under the rank shares dtps (the
+#                                        default), model and even; a table on stdout, each job's
+#                                        output under OUT (default: a temporary folder)
+# Simulated times: labelled so wherever they are quoted.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/.." && pwd)
+die() { echo "smpi.sh: $*" >&2; exit 2; }
+
+# platform DIR HOST...: node i is simulated with HOST's platform. Nodes of one platform only:
+# hosts HOST-0, HOST-1, ... all with STARPU_HOSTNAME's models. Of different platforms: each
+# platform once, its name the host's (starpu_smpirun -hostfile-platform takes each host's
+# models by its name). Writes DIR/platforms, DIR/net.xml, DIR/hosts and DIR/env (the
+# environment and starpu_smpirun's flag for them).
+platform() {
+  local dir=$1; shift
+  (($# >= 1)) || die "platform needs a folder and at least one host"
+  mkdir -p "$dir"
+  local names; names=$(printf '%s\n' "$@" | sort -u)
+  local hosts=("$@") flag=-hostfile-platform
+  if [[ $(wc -l <<<"$names") -eq 1 ]]; then
+    hosts=(); for i in $(seq 0 $(($# - 1))); do hosts+=("$1-$i"); done; flag=
+  elif [[ $(wc -l <<<"$names") -ne $# ]]; then
+    die "nodes of different platforms must each be of its own platform: $*"
+  fi
+  for n in $names; do
+    "${PYTHON:-python3}" "$repo/bench/platforms/make_platform.py" --from "$repo/bench/platforms/h200/sampling" --name "$n" \
+      --out "$dir/platforms" >/dev/null || die "make_platform.py $n failed"
+  done
+  {
+    echo "<?xml version='1.0'?>"
+    echo '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">'
+    echo '<platform version="4.1">'
+    echo '<zone id="nodes" routing="Full">'
+    local a b
+    for a in "${hosts[@]}"; do echo "  <host id=\"$a\" speed=\"1Gf\"/>"; done
+    for a in "${hosts[@]}"; do echo "  <link id=\"$a-link\" bandwidth=\"12.5GBps\" latency=\"2us\"/>"; done
+    for a in "${hosts[@]}"; do
+      for b in "${hosts[@]}"; do
+        [[ $a < $b ]] && echo "  <route src=\"$a\" dst=\"$b\"><link_ctn id=\"$a-link\"/><link_ctn id=\"$b-link\"/></route>"
+      done
+    done
+    echo '</zone>'
+    echo '</platform>'
+  } >"$dir/net.xml"
+  printf '%s\n' "${hosts[@]}" >"$dir/hosts"
+  echo "STARPU_PERF_MODEL_DIR=$dir/platforms/sampling STARPU_HOSTNAME=$1 STARPU_PERF_MODEL_HOMOGENEOUS_CUDA=1" \
+       "STARPU_CALIBRATE_MINIMUM=2 STARPU_SILENT=1 FNNDTPS_SAVE=0 STARPU_HOME=$dir FNNDTPS_MODEL_DIR=$dir/models" \
+       >"$dir/env"
+  echo "$flag" >"$dir/flag"
+}
+
+bench() {
+  local build=$1 out=${2:-}
+  [[ -x $build/bin/lwt2d-mpi ]] || die "no $build/bin/lwt2d-mpi: build it with FNNDTPS_SMPI=1 scripts/build.sh"
+  local prefix; prefix=$(sed -n 's/^STARPU_PREFIX:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/null | head -1)
+  [[ -z $prefix ]] && prefix=$(cat "${FNNDTPS_CACHE:-$HOME/.cache/fnndtps}/current-smpi" 2>/dev/null || true)
+  local smpirun=$prefix/bin/starpu_smpirun
+  [[ -x $smpirun ]] || die "no starpu_smpirun under '$prefix': run scripts/setup.sh"
+  [[ -n $out ]] || { out=$(mktemp -d); trap 'rm -rf "$out"' EXIT; }
+  mkdir -p "$out"
+  printf '%-22s %-7s %12s  %s\n' nodes shares median_ms "units per rank (last run)"
+  local nodes shares
+  for nodes in "h200" "h200 h200" "h200 seed2017"; do
+    local dir=$out/${nodes// /+}
+    platform "$dir" $nodes
+    for shares in dtps model even; do
+      [[ $nodes == h200 && $shares != dtps ]] && continue
+      local log=$dir/$shares.txt
+      rm -rf "$dir/models"
+      env $(cat "$dir/env") timeout -k 5 600 "$smpirun" -platform "$dir/net.xml" -hostfile "$dir/hosts" $(cat "$dir/flag") \
+        "$build/bin/lwt2d-mpi" forward --size 16384 --levels 4 --units 64 --repeat 8 --shares "$shares" \
+        >"$log" 2>"$dir/$shares.err" || { printf '%-22s %-7s %12s\n' "$nodes" "$shares" failed; continue; }
+      printf '%-22s %-7s %12s  %s\n' "$nodes" "$shares" \
+        "$(sed -n 's/^RESULT .* median_ms=\([0-9.]*\).*/\1/p' "$log")" \
+        "$(awk '/^rank [0-9]*: / { printf "%s%s", sep, $3; sep = " " }' "$log")"
+    done
+  done
+  echo "(simulated: lwt2d-mpi forward --size 16384 --levels 4 --units 64 --repeat 8; rank 0 holds the image)"
+}
+
+case ${1:-} in
+  platform) shift; platform "$@" ;;
+  bench) shift; bench "$@" ;;
+  *) die "usage: bench/smpi.sh platform DIR HOST... | bench BUILD_SMPI [OUT]" ;;
+esac
