@@ -611,7 +611,8 @@ fi
 if has mpi; then
   # Issue 16 on one node: lwt2d-mpi (LWT MPI_LWT_SIZE^2, 4 levels, 64 units) and gemm-mpi (MPI_GEMM_SIZE,
   # tile 1024) as one process (15 CPU workers + the GPU) and as 2 ranks splitting the node (rank
-  # 0: the GPU + 8 CPU workers on cores 0-8; rank 1: 7 CPU workers on cores 9-15), each under
+  # 0: the GPU + 8 CPU workers on cores 0-8; rank 1: 7 CPU workers on cores 9-15) and as 3
+  # (the GPU + 5 workers, 5, 5; DTPS by halves, gemm-mpi under --shares dtps), each under
   # our policy, the LWT with its default shares (DTPS between the 2 ranks) and with the model's
   # alone (MPI_LWT_REPEAT runs, 10); the 2 ranks' coefficients against the one process's, and
   # gemm-mpi --check with a GPU rank. Needs .carry/mpi from `FNNDTPS_PACK_MPI=1
@@ -641,11 +642,21 @@ if has mpi; then
       echo "## the same, 2 ranks, --shares model (the workers' speeds alone)"
       timeout -k 5 150 "$mpirun" "${two[@]}" "$mb/lwt2d-mpi" "${lwt[@]}" --shares model --out "$d/c3.npy" : \
         "${two2[@]}" "$mb/lwt2d-mpi" "${lwt[@]}" --shares model --out "$d/c3.npy" 2>&1 | pick
+      # 3 ranks (DTPS by halves, apps/rank_dtps.hpp): the GPU + 5 CPU workers, then 5 and 5.
+      three=(-np 1 --bind-to none -x STARPU_NCPU=5 -x STARPU_NCUDA=1 -x STARPU_WORKERS_CPUID=0-5)
+      three2=(-np 1 --bind-to none -x STARPU_NCPU=5 -x STARPU_NCUDA=0 -x STARPU_WORKERS_CPUID=6-10)
+      three3=(-np 1 --bind-to none -x STARPU_NCPU=5 -x STARPU_NCUDA=0 -x STARPU_WORKERS_CPUID=11-15)
+      echo "## the same, 3 ranks (shares: dtps by halves)"
+      timeout -k 5 150 "$mpirun" "${three[@]}" "$mb/lwt2d-mpi" "${lwt[@]}" --out "$d/c4.npy" : \
+        "${three2[@]}" "$mb/lwt2d-mpi" "${lwt[@]}" --out "$d/c4.npy" : \
+        "${three3[@]}" "$mb/lwt2d-mpi" "${lwt[@]}" --out "$d/c4.npy" 2>&1 | pick
       $PYTHON -c "
 import numpy as np, sys
-a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
-print('   2 ranks against one process: max |c2 - c1| / max |c1| = %.3g' % (np.abs(b - a).max() / np.abs(a).max()))" \
-        "$d/c1.npy" "$d/c2.npy" 2>&1
+a = np.load(sys.argv[1])
+for n, f in (('2', sys.argv[2]), ('3', sys.argv[3])):
+    b = np.load(f)
+    print('   %s ranks against one process: max |c - c1| / max |c1| = %.3g' % (n, np.abs(b - a).max() / np.abs(a).max()))" \
+        "$d/c1.npy" "$d/c2.npy" "$d/c4.npy" 2>&1
       rm -f "$d"/*.npy
       mrun2() {  # mrun2 LABEL PROG ARGS...: one process, then the 2 ranks
         local label=$1; shift
@@ -655,6 +666,10 @@ print('   2 ranks against one process: max |c2 - c1| / max |c1| = %.3g' % (np.ab
         timeout -k 5 150 "$mpirun" "${two[@]}" "$@" : "${two2[@]}" "$@" 2>&1 | pick
       }
       mrun2 "gemm-mpi $gsize, tile 1024" "$mb/gemm-mpi" --size "$gsize" --tile 1024 --iter 6
+      echo "## gemm-mpi $gsize, tile 1024, 3 ranks, --shares dtps (by halves)"
+      g3=(--size "$gsize" --tile 1024 --iter 6 --shares dtps)
+      timeout -k 5 150 "$mpirun" "${three[@]}" "$mb/gemm-mpi" "${g3[@]}" : "${three2[@]}" "$mb/gemm-mpi" "${g3[@]}" : \
+        "${three3[@]}" "$mb/gemm-mpi" "${g3[@]}" 2>&1 | pick
       echo "## gemm-mpi --check, 2 ranks (the GPU on rank 0), 2000, tile 512 (ragged)"
       timeout -k 5 150 "$mpirun" "${two[@]}" "$mb/gemm-mpi" --size 2000 --tile 512 --iter 2 --check : \
         "${two2[@]}" "$mb/gemm-mpi" --size 2000 --tile 512 --iter 2 --check 2>&1 | pick
