@@ -162,6 +162,25 @@ std::vector<int> units_by_shares(int units, const std::vector<double>& shares) {
 
 int transform(const Options& o, const apps::StarpuSession& session, int rank, int ranks);
 
+// Whether every rank reads the input file as rank 0 does (the same shape; collective). A rank
+// that cannot says why, once, and rank 0 then sends the strips.
+bool local_input(const Options& o, int rank, const int shape[2]) {
+  if (apps::kSimulated) return true;
+  std::string why;
+  if (rank != 0) try {
+      const io::NpyLayout l = io::read_npy_layout(o.in, io::F64Policy::Refuse);
+      if (l.rows != shape[0] || l.cols != shape[1])
+        why = "it is " + std::to_string(l.rows) + " x " + std::to_string(l.cols) + " here";
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+  if (!why.empty())
+    std::fprintf(stderr, "lwt2d-mpi: note: rank %d cannot read the input as rank 0 does (%s): rank 0 sends the strips\n",
+                 rank, why.c_str());
+  const std::vector<double> ok = apps::mpi::all_gather({why.empty() ? 1.0 : 0.0});
+  return std::all_of(ok.begin(), ok.end(), [](double v) { return v > 0; });
+}
+
 // A bad input found once MPI runs is found by every rank alike (rank 0 shares what it read):
 // rank 0 says so before StarPU-MPI and MPI stop, and every rank ends with status 2 (the
 // launcher may end the job at the first rank's exit).
@@ -210,10 +229,19 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
                      std::to_string(o.levels) + " levels is what this run allows (at most " +
                      std::to_string(lwt::Plan::max_units(shape[0], o.levels)) + ", seed 002 eq. 6.8)");
   const std::size_t n = std::size_t(shape[0]) * std::size_t(shape[1]);
-  // Rank 0's image and coefficients (pinned where it has a GPU); none elsewhere.
+  // Seed 002's layout: a forward transform's input stays where its units run when every rank
+  // can read the file (each reads its own units' rows: only halos and outputs cross), else
+  // rank 0 sends each unit its strip. In simulation no data is read, and every rank's is local.
+  const bool local = o.command == "forward" && ranks > 1 && local_input(o, rank, shape);
+  lwt::set_local_input(local);
+  // Rank 0's image and coefficients (pinned where it has a GPU); under `local` every rank has
+  // an image-sized input, of which it reads (and so touches) only its units' rows.
   std::unique_ptr<apps::HostArray<float>> in, out;
+  if (rank == 0 || local) in = std::make_unique<apps::HostArray<float>>(n);
+  std::vector<char> loaded(std::size_t(plan.units()), rank == 0);  // under `local`: the units read
+  io::NpyLayout layout;
+  if (local && rank != 0 && !apps::kSimulated) layout = io::read_npy_layout(o.in, io::F64Policy::Refuse);
   if (rank == 0) {
-    in = std::make_unique<apps::HostArray<float>>(n);
     out = std::make_unique<apps::HostArray<float>>(n);
     if (!apps::kSimulated) {  // simulation computes no data
       if (o.command == "forward") std::copy(a.data.begin(), a.data.end(), in->p);
@@ -241,6 +269,12 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
   std::unique_ptr<apps::mpi::RankDtps> dtps;
   for (int r = 0; r < o.repeat; ++r) {
     lwt::set_unit_ranks(owner);
+    for (int k = 0; k < plan.units() && local && !apps::kSimulated; ++k)
+      if (owner[std::size_t(k)] == rank && !loaded[std::size_t(k)]) {  // rank 0 checked the values
+        const int row0 = plan.unit_row0(0, k);
+        io::read_npy_rows_f32(o.in, layout, row0, plan.unit_rows(0, k), in->p + std::size_t(row0) * std::size_t(shape[1]));
+        loaded[std::size_t(k)] = 1;
+      }
     starpu_mpi_barrier(MPI_COMM_WORLD);
     const double t0 = starpu_timing_now();
     const float* x = in ? in->p : nullptr;

@@ -85,7 +85,7 @@ bench() {
         "$(awk '/^rank [0-9]*: / { printf "%s%s", sep, $3; sep = " " }' "$log")"
     done
   done
-  echo "(simulated: lwt2d-mpi forward --size 16384 --levels 4 --units 64 --repeat 8; rank 0 holds the image)"
+  echo "(simulated: lwt2d-mpi forward --size 16384 --levels 4 --units 64 --repeat 8; each rank's input local, the outputs gathered on rank 0)"
 }
 
 case ${1:-} in

@@ -276,8 +276,10 @@ struct Ranks {
     return int(static_cast<long long>(k) * size / units);
   }
   static std::vector<int> chosen;  // set_unit_ranks()
+  static bool local_input;          // set_local_input()
 };
 std::vector<int> Ranks::chosen;
+bool Ranks::local_input = false;
 Ranks ranks;
 // When each unit's output reached rank 0 in the last transform across ranks (unit_home_us()).
 std::vector<double> home_us;
@@ -359,6 +361,7 @@ std::deque<Args> Submit::mpi_args;
 }  // namespace
 
 void set_unit_ranks(const std::vector<int>& owner) { Ranks::chosen = owner; }
+void set_local_input(bool local) { Ranks::local_input = local; }
 const std::vector<double>& unit_home_us() { return home_us; }
 
 Pipeline parse_pipeline(const std::string& name) {
@@ -417,15 +420,17 @@ struct Handles {
   std::vector<starpu_data_handle_t> in, out, b, s, win;
   std::vector<std::vector<starpu_data_handle_t>> top, bot;  // [level][unit]
 
-  // Across ranks (Ranks), src and dst are rank 0's: the others register those strips without
-  // memory; each unit's output is computed on its rank and gathered on rank 0 (gather()).
+  // Across ranks (Ranks), src and dst are rank 0's (src each unit's rank's, under
+  // set_local_input): the others register those strips without memory; each unit's output is
+  // computed on its rank and gathered on rank 0 (gather()).
   Handles(const Plan& p, const float* src, float* dst, bool need_s, bool need_win) : plan(p) {
     const int U = p.units(), W = p.width();
     const bool home = ranks.rank == 0;
     for (int k = 0; k < U; ++k) {
       const std::size_t row0 = std::size_t(p.unit_row0(0, k)) * std::size_t(W);
       const int h = p.unit_rows(0, k), owner = ranks.of_unit(k, U);
-      in.push_back(on_rank(home ? register_rows(src + row0, W, W, h) : register_temp(W, h), 0));
+      const int source = Ranks::local_input ? owner : 0;
+      in.push_back(on_rank(ranks.rank == source ? register_rows(src + row0, W, W, h) : register_temp(W, h), source));
       out.push_back(on_rank(home ? register_rows(dst + row0, W, W, h) : register_temp(W, h), owner));
       b.push_back(on_rank(register_temp(W, h), owner));
       if (need_s) s.push_back(on_rank(register_temp(W, h), owner));

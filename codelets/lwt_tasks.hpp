@@ -41,6 +41,11 @@ void inverse(const Plan& plan, Pipeline pipeline, const float* units_layout, flo
 // Across ranks: the rank of each unit for the next transforms of plans of owner.size() units
 // (every rank passes the same); other plans, or an empty vector, spread units evenly.
 void set_unit_ranks(const std::vector<int>& owner);
+// Across ranks: whether the next transforms' input is on every rank, each holding at least its
+// own units' rows of it (at the same place in an image-sized buffer): each unit's input is then
+// that rank's, and only halos and outputs cross. Otherwise (the default) rank 0 holds the input
+// and sends each unit its strip.
+void set_local_input(bool local);
 
 // Across ranks, on rank 0, after a transform: when each unit's output reached rank 0 (its own
 // units': when their last task ended), in microseconds of starpu_timing_now(). Empty in one

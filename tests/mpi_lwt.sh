@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # lwt2d-mpi across 1 to 4 ranks on this machine (DESIGN §11): the forward and inverse
 # transforms equal one process's (`lwt2d forward`/`inverse` with the same units) bit for bit,
-# also for a height the rank count does not divide; every rank runs tasks; a rank slowed 2x gets
+# also for a height the rank count does not divide, and whether each rank reads its own rows of
+# the input or rank 0 sends them (a rank that cannot read the file); every rank runs tasks; a rank slowed 2x gets
 # its share of the ranks' speeds (--shares model) or DTPS's from their times (dtps, over 2 and
 # 3 ranks), well below half (a third over 3); R ranks on a surface too small for R units at the
 # levels asked (seed 002 eq. 6.8) and other bad input end with one `lwt2d-mpi:` line and exit
@@ -34,6 +35,21 @@ expect_same() {
 for np in 1 2 3 4; do expect_same "300 x 200, 3 levels, 8 units" "$np" "$dir/even.npy" 3 8; done
 expect_same "299 x 131 (odd), 3 levels, 7 units" 3 "$dir/odd.npy" 3 7
 expect_same "299 x 131 (odd), 2 levels, 6 units" 4 "$dir/odd.npy" 2 6
+# Each rank reads its own units' rows of the forward's input (seed 002's layout: no strip
+# crosses); a rank that cannot read the file says so in one note, rank 0 sends it the strips,
+# and the coefficients are the same.
+note() { grep -c '^lwt2d-mpi: note: rank 1 cannot read the input' "$dir/err.txt"; }
+"$LWT2D" forward --in "$dir/even.npy" --out "$dir/one-forward.npy" --levels 3 --units 8 >/dev/null 2>&1
+run 2 "$BIN" forward --in "$dir/even.npy" --out "$dir/mpi-local.npy" --levels 3 --units 8; rc=$?
+if [[ $rc -eq 0 && $(note) -eq 0 ]] && cmp -s "$dir/one-forward.npy" "$dir/mpi-local.npy"; then
+  pass "2 ranks reading their own rows: no note, one process's bytes"
+else fail "2 ranks reading their own rows: exit $rc, $(note) notes:"; cat "$dir/err.txt"; fi
+timeout -k 5 120 "$MPIEXEC" -np 1 "$BIN" forward --in "$dir/even.npy" --out "$dir/mpi-sent.npy" --levels 3 --units 8 : \
+  -np 1 "$BIN" forward --in "$dir/none.npy" --out "$dir/mpi-sent.npy" --levels 3 --units 8 >"$dir/out.txt" 2>"$dir/err.txt"
+rc=$?
+if [[ $rc -eq 0 && $(note) -eq 1 ]] && cmp -s "$dir/one-forward.npy" "$dir/mpi-sent.npy"; then
+  pass "rank 1 cannot read the input: $(grep '^lwt2d-mpi: note' "$dir/err.txt" | cut -c1-90)..., one process's bytes"
+else fail "rank 1 cannot read the input: exit $rc, $(note) notes:"; cat "$dir/out.txt" "$dir/err.txt"; fi
 
 # Node shares from the same model: rank 1's worker emulated 2x slower; once a transform has
 # measured it, its units are its planned share (within the one unit that contiguous groups

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -249,6 +250,44 @@ TEST_F(IoTest, ZeroSizedDimension) {
   EXPECT_REFUSED(p, "zero-sized dimension");
   write_bytes(p, npy_bytes(dict("<f4", "(5, 0)"), ""));
   EXPECT_REFUSED(p, "zero-sized dimension");
+}
+
+// Rows of a file without reading the rest (each rank of lwt2d-mpi reads its own strips): the
+// same values as the whole array's rows, float64 narrowed, non-finite values placed by their row
+// in the whole array, rows outside it refused.
+TEST_F(IoTest, NpyRowsAreTheWholeArraysRows) {
+  const int r = 37, c = 13;  // awkward sizes
+  const auto v = iota_f(std::size_t(r) * c);
+  const std::string p = path("rows.npy");
+  io::write_npy_f32(p, r, c, v.data());
+  const io::NpyLayout l = io::read_npy_layout(p);
+  EXPECT_EQ(l.rows, r);
+  EXPECT_EQ(l.cols, c);
+  EXPECT_FALSE(l.f64);
+  for (auto [row0, rows] : {std::pair{0, 1}, {5, 11}, {36, 1}, {0, 37}, {20, 0}}) {
+    std::vector<float> got(std::size_t(rows) * c, -1.0f);
+    io::read_npy_rows_f32(p, l, row0, rows, got.data());
+    EXPECT_TRUE(std::equal(got.begin(), got.end(), v.begin() + std::ptrdiff_t(row0) * c)) << row0 << "+" << rows;
+  }
+  std::vector<float> sink(std::size_t(r) * c);
+  EXPECT_THROW(io::read_npy_rows_f32(p, l, 30, 8, sink.data()), io::InputError);
+  EXPECT_THROW(io::read_npy_rows_f32(p, l, -1, 2, sink.data()), io::InputError);
+
+  const std::vector<double> d{1.0, -2.5, 3.25, 1e-3, 7.0, std::nan("")};
+  io::write_npy_f64(path("d.npy"), 3, 2, d.data());
+  const io::NpyLayout ld = io::read_npy_layout(path("d.npy"));
+  EXPECT_TRUE(ld.f64);
+  float two[2];
+  io::read_npy_rows_f32(path("d.npy"), ld, 1, 1, two);
+  EXPECT_EQ(two[0], 3.25f);
+  EXPECT_EQ(two[1], 1e-3f);
+  try {
+    io::read_npy_rows_f32(path("d.npy"), ld, 2, 1, two);
+    FAIL() << "a NaN read";
+  } catch (const io::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("NaN at row 2, column 1"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(io::read_npy_layout(path("d.npy"), io::F64Policy::Refuse), io::InputError);
 }
 
 TEST_F(IoTest, NonFiniteValuesArePlaced) {

@@ -333,20 +333,25 @@ void report_non_finite(const std::string& path, std::size_t bad, std::size_t fir
 }
 
 // Reads rows x cols float32 values from f (already past any header) into out.data.
+// Reads n float32 values into dst; `first` is the first one's index in the file's array (for
+// messages), `cols` its width.
+void read_f32_values(std::FILE* f, const std::string& path, float* dst, std::size_t n, std::size_t first, int cols) {
+  read_exact(f, path, dst, n * sizeof(float), "data");
+  std::size_t bad = 0, first_bad = 0;
+  float first_value = 0;
+  check_finite(dst, n, first, bad, first_bad, first_value);
+  report_non_finite(path, bad, first_bad, first_value, cols);
+}
+
 void read_f32_body(std::FILE* f, const std::string& path, Array2D& out) {
   const std::size_t n = static_cast<std::size_t>(out.rows) * static_cast<std::size_t>(out.cols);
   out.data.resize(n);
-  read_exact(f, path, out.data.data(), n * sizeof(float), "data");
-  std::size_t bad = 0, first_bad = 0;
-  float first_value = 0;
-  check_finite(out.data.data(), n, 0, bad, first_bad, first_value);
-  report_non_finite(path, bad, first_bad, first_value, out.cols);
+  read_f32_values(f, path, out.data.data(), n, 0, out.cols);
 }
 
-// Reads float64 values and narrows them, refusing non-finite and out-of-range values.
-void read_f64_body(std::FILE* f, const std::string& path, Array2D& out) {
-  const std::size_t n = static_cast<std::size_t>(out.rows) * static_cast<std::size_t>(out.cols);
-  out.data.resize(n);
+// Reads n float64 values and narrows them into dst, refusing non-finite and out-of-range
+// values; `first` and `cols` as for read_f32_values.
+void read_f64_values(std::FILE* f, const std::string& path, float* dst, std::size_t n, std::size_t first, int cols) {
   std::vector<double> buf(kChunk);
   std::size_t bad = 0, first_bad = 0;
   double first_value = 0;
@@ -354,22 +359,22 @@ void read_f64_body(std::FILE* f, const std::string& path, Array2D& out) {
   for (std::size_t done = 0; done < n;) {
     const std::size_t m = std::min(kChunk, n - done);
     read_exact(f, path, buf.data(), m * sizeof(double), "data");
-    check_finite(buf.data(), m, done, bad, first_bad, first_value);
+    check_finite(buf.data(), m, first + done, bad, first_bad, first_value);
     for (std::size_t i = 0; i < m; ++i) {
       const double v = buf[i];
       if (std::isfinite(v) && std::fabs(v) > fmax) {
-        const std::size_t k = done + i;
+        const std::size_t k = first + done + i;
         std::ostringstream os;
-        os << "float64 value " << v << " at row " << k / static_cast<std::size_t>(out.cols)
-           << ", column " << k % static_cast<std::size_t>(out.cols)
+        os << "float64 value " << v << " at row " << k / static_cast<std::size_t>(cols)
+           << ", column " << k % static_cast<std::size_t>(cols)
            << " (0-based) is outside float32's range; scale the data or save it as float32";
         fail(path, os.str());
       }
-      out.data[done + i] = static_cast<float>(v);
+      dst[done + i] = static_cast<float>(v);
     }
     done += m;
   }
-  report_non_finite(path, bad, first_bad, first_value, out.cols);
+  report_non_finite(path, bad, first_bad, first_value, cols);
 }
 
 // ---- Writing ------------------------------------------------------------------------------
@@ -463,12 +468,10 @@ bool same_file(const std::string& a, const std::string& b) {
   return pa == pb;
 }
 
-Array2D read_npy_f32(const std::string& path, F64Policy f64) {
-  if (!host_is_little_endian())
-    fail(path, "this reader supports little-endian hosts only");
-  std::uintmax_t size = 0;
-  FileCloser fc{open_input(path, size)};
-  std::FILE* f = fc.f;
+namespace {
+
+// read_npy_layout's checks, on `f` (of `size` bytes) left at the data's start.
+NpyLayout read_layout(std::FILE* f, const std::string& path, std::uintmax_t size, F64Policy f64) {
 
   constexpr std::size_t kPre = kMagicLen + 2;
   unsigned char pre[kPre + 4];
@@ -539,14 +542,54 @@ Array2D read_npy_f32(const std::string& path, F64Policy f64) {
     fail(path, std::to_string(have - need) + " unexpected bytes after the data of shape " + shape +
                    "; this is not a plain .npy array (re-save it with numpy.save)");
 
+  NpyLayout l;
+  l.rows = static_cast<int>(h.shape[0]);
+  l.cols = static_cast<int>(h.shape[1]);
+  l.f64 = is_f8;
+  l.data_start = data_start;
+  return l;
+}
+
+}  // namespace
+
+NpyLayout read_npy_layout(const std::string& path, F64Policy f64) {
+  if (!host_is_little_endian())
+    fail(path, "this reader supports little-endian hosts only");
+  std::uintmax_t size = 0;
+  FileCloser fc{open_input(path, size)};
+  return read_layout(fc.f, path, size, f64);
+}
+
+Array2D read_npy_f32(const std::string& path, F64Policy f64) {
+  if (!host_is_little_endian())
+    fail(path, "this reader supports little-endian hosts only");
+  std::uintmax_t size = 0;
+  FileCloser fc{open_input(path, size)};
+  const NpyLayout l = read_layout(fc.f, path, size, f64);
   Array2D out;
-  out.rows = static_cast<int>(h.shape[0]);
-  out.cols = static_cast<int>(h.shape[1]);
-  if (is_f4)
-    read_f32_body(f, path, out);
-  else
-    read_f64_body(f, path, out);
+  out.rows = l.rows;
+  out.cols = l.cols;
+  const std::size_t n = std::size_t(l.rows) * std::size_t(l.cols);
+  out.data.resize(n);
+  if (l.f64) read_f64_values(fc.f, path, out.data.data(), n, 0, l.cols);
+  else read_f32_values(fc.f, path, out.data.data(), n, 0, l.cols);
   return out;
+}
+
+void read_npy_rows_f32(const std::string& path, const NpyLayout& l, int row0, int rows, float* dst) {
+  if (row0 < 0 || rows < 0 || row0 > l.rows - rows)
+    fail(path, "rows " + std::to_string(row0) + " to " + std::to_string(row0 + rows) + " are outside its " +
+                   std::to_string(l.rows) + " rows");
+  std::uintmax_t size = 0;
+  FileCloser fc{open_input(path, size)};
+  const std::size_t item = l.f64 ? 8 : 4, first = std::size_t(row0) * std::size_t(l.cols);
+  if (size != l.data_start + std::uint64_t(l.rows) * std::uint64_t(l.cols) * item)
+    fail(path, "changed since its header was read (" + std::to_string(size) + " bytes now)");
+  if (fseeko(fc.f, off_t(l.data_start + first * item), SEEK_SET) != 0)
+    fail(path, "cannot seek to row " + std::to_string(row0) + " (" + errno_text(errno) + ")");
+  const std::size_t n = std::size_t(rows) * std::size_t(l.cols);
+  if (l.f64) read_f64_values(fc.f, path, dst, n, first, l.cols);
+  else read_f32_values(fc.f, path, dst, n, first, l.cols);
 }
 
 Array2D read_raw_f32(const std::string& path, long long rows, long long cols) {

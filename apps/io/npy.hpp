@@ -53,6 +53,19 @@ enum class F64Policy {
 // longer than the shape says, NaN or Inf (row and column named).
 Array2D read_npy_f32(const std::string& path, F64Policy f64 = F64Policy::Convert);
 
+// A 2-D .npy file's shape and data type as read_npy_f32 checks them, and where its data starts.
+struct NpyLayout {
+  int rows = 0, cols = 0;
+  bool f64 = false;  // '<f8' (read as float32); else '<f4'
+  std::uint64_t data_start = 0;
+};
+// read_npy_f32's checks on the file but its values, without reading them.
+NpyLayout read_npy_layout(const std::string& path, F64Policy f64 = F64Policy::Convert);
+// Rows [row0, row0 + rows) of the file `layout` describes, into dst (rows x cols floats), with
+// read_npy_f32's checks on their values (rows named as in the whole array). InputError as
+// there, and where the rows are outside the array or the file's size has changed.
+void read_npy_rows_f32(const std::string& path, const NpyLayout& layout, int row0, int rows, float* dst);
+
 // Reads raw little-endian float32 samples, row-major rows x cols. The file size must be exactly
 // rows * cols * 4 bytes. Same checks on the values as read_npy_f32.
 Array2D read_raw_f32(const std::string& path, long long rows, long long cols);
