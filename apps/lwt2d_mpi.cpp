@@ -2,10 +2,12 @@
 // with StarPU-MPI (DESIGN §11; seed 002's parallel FWT on distributed memory).
 //   mpirun -np R lwt2d-mpi forward --in X.npy --out C.npy [--levels N] [--units U]
 //   mpirun -np R lwt2d-mpi inverse --in C.npy --out Y.npy [--levels N] [--units U]
-// Rank 0 reads the input and writes the output (the formats of `lwt2d forward`/`inverse`: the
+// Rank 0 checks the input and writes the output (the formats of `lwt2d forward`/`inverse`: the
 // coefficients in the standard Mallat layout). The image's data units, horizontal strips, are
-// spread over the ranks in contiguous groups (unit k on rank k R / U): only the 4-row halos
-// between neighbouring units of different ranks cross, through StarPU-MPI, and each rank's
+// spread over the ranks in contiguous groups (unit k on rank k R / U); a forward's input is
+// read by each rank for its own units where it can read the file (else rank 0 sends the strips):
+// the 4-row halos between neighbouring units of different ranks and the coefficients on their
+// way home cross, through StarPU-MPI, and each rank's
 // workers run its units under the policy STARPU_SCHED names (ours by default). On CPU workers
 // the output equals one process's (`lwt2d forward --units U`) bit for bit: each unit's tasks
 // do the same arithmetic wherever they run.
@@ -41,9 +43,10 @@ const char* const kUsage =
     "usage: mpirun -np R lwt2d-mpi forward --in X.npy --out C.npy [--levels N] [--units U] [--repeat N]\n"
     "                                      [--shares dtps|model|even]\n"
     "       mpirun -np R lwt2d-mpi inverse --in C.npy --out Y.npy [the same options]\n"
-    "  The transform of `lwt2d forward` / `inverse` over R ranks: rank 0 reads and writes the files,\n"
-    "  the data units (default: 4 a rank, at least 8) are spread over the ranks in contiguous groups,\n"
-    "  and halos cross between neighbouring ranks. Every rank needs a unit: R ranks need R units, which\n"
+    "  The transform of `lwt2d forward` / `inverse` over R ranks: rank 0 checks the input and writes the\n"
+    "  output, the data units (default: 4 a rank, at least 8) are spread over the ranks in contiguous\n"
+    "  groups, each rank reads its own units' rows of a forward's input (where it cannot, rank 0 sends\n"
+    "  them), and halos cross between neighbouring ranks. Every rank needs a unit: R ranks need R units, which\n"
     "  the height and levels must allow (seed 002 eq. 6.8). --repeat runs the transform N times (the\n"
     "  median of all but the first is the RESULT). The first run gives each rank as many contiguous units;\n"
     "  --shares model: each later run gives them by the ranks' speeds under our policy in the one before,\n"
