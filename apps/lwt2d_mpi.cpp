@@ -165,15 +165,16 @@ std::vector<int> units_by_shares(int units, const std::vector<double>& shares) {
 
 int transform(const Options& o, const apps::StarpuSession& session, int rank, int ranks);
 
-// Whether every rank reads the input file as rank 0 does (the same shape; collective). A rank
-// that cannot says why, once, and rank 0 then sends the strips.
-bool local_input(const Options& o, int rank, const int shape[2]) {
+// Whether every rank reads the input file as rank 0 does (the same shape; collective), and
+// this rank's view of it in `layout`. A rank that cannot says why, once, and rank 0 then sends
+// the strips.
+bool local_input(const Options& o, int rank, const int shape[2], io::NpyLayout& layout) {
   if (apps::kSimulated) return true;
   std::string why;
   if (rank != 0) try {
-      const io::NpyLayout l = io::read_npy_layout(o.in, io::F64Policy::Refuse);
-      if (l.rows != shape[0] || l.cols != shape[1])
-        why = "it is " + std::to_string(l.rows) + " x " + std::to_string(l.cols) + " here";
+      layout = io::read_npy_layout(o.in, io::F64Policy::Refuse);
+      if (layout.rows != shape[0] || layout.cols != shape[1])
+        why = "it is " + std::to_string(layout.rows) + " x " + std::to_string(layout.cols) + " here";
     } catch (const std::exception& e) {
       why = e.what();
     }
@@ -235,15 +236,14 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
   // Seed 002's layout: a forward transform's input stays where its units run when every rank
   // can read the file (each reads its own units' rows: only halos and outputs cross), else
   // rank 0 sends each unit its strip. In simulation no data is read, and every rank's is local.
-  const bool local = o.command == "forward" && ranks > 1 && local_input(o, rank, shape);
+  io::NpyLayout layout;  // the input as this rank reads it, under `local`
+  const bool local = o.command == "forward" && ranks > 1 && local_input(o, rank, shape, layout);
   lwt::set_local_input(local);
   // Rank 0's image and coefficients (pinned where it has a GPU); under `local` every rank has
   // an image-sized input, of which it reads (and so touches) only its units' rows.
   std::unique_ptr<apps::HostArray<float>> in, out;
   if (rank == 0 || local) in = std::make_unique<apps::HostArray<float>>(n);
   std::vector<char> loaded(std::size_t(plan.units()), rank == 0);  // under `local`: the units read
-  io::NpyLayout layout;
-  if (local && rank != 0 && !apps::kSimulated) layout = io::read_npy_layout(o.in, io::F64Policy::Refuse);
   if (rank == 0) {
     out = std::make_unique<apps::HostArray<float>>(n);
     if (!apps::kSimulated) {  // simulation computes no data
