@@ -4,8 +4,8 @@
 //   mpirun -np R lwt2d-mpi inverse --in C.npy --out Y.npy [--levels N] [--units U]
 // Rank 0 checks the input and writes the output (the formats of `lwt2d forward`/`inverse`: the
 // coefficients in the standard Mallat layout). The image's data units, horizontal strips, are
-// spread over the ranks in contiguous groups (unit k on rank k R / U); a forward's input is
-// read by each rank for its own units where it can read the file (else rank 0 sends the strips):
+// spread over the ranks in contiguous groups (unit k on rank k R / U); the input is read by
+// each rank for its own units where it can read the file (else rank 0 sends the strips):
 // the 4-row halos between neighbouring units of different ranks and the coefficients on their
 // way home cross, through StarPU-MPI, and each rank's
 // workers run its units under the policy STARPU_SCHED names (ours by default). On CPU workers
@@ -45,7 +45,7 @@ const char* const kUsage =
     "       mpirun -np R lwt2d-mpi inverse --in C.npy --out Y.npy [the same options]\n"
     "  The transform of `lwt2d forward` / `inverse` over R ranks: rank 0 checks the input and writes the\n"
     "  output, the data units (default: 4 a rank, at least 8) are spread over the ranks in contiguous\n"
-    "  groups, each rank reads its own units' rows of a forward's input (where it cannot, rank 0 sends\n"
+    "  groups, each rank reads its own units' rows of the input (where it cannot, rank 0 sends\n"
     "  them), and halos cross between neighbouring ranks. Every rank needs a unit: R ranks need R units, which\n"
     "  the height and levels must allow (seed 002 eq. 6.8). --repeat runs the transform N times (the\n"
     "  median of all but the first is the RESULT). The first run gives each rank as many contiguous units;\n"
@@ -233,17 +233,20 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
                      std::to_string(o.levels) + " levels is what this run allows (at most " +
                      std::to_string(lwt::Plan::max_units(shape[0], o.levels)) + ", seed 002 eq. 6.8)");
   const std::size_t n = std::size_t(shape[0]) * std::size_t(shape[1]);
-  // Seed 002's layout: a forward transform's input stays where its units run when every rank
-  // can read the file (each reads its own units' rows: only halos and outputs cross), else
-  // rank 0 sends each unit its strip. In simulation no data is read, and every rank's is local.
+  // Seed 002's layout: the input stays where its units run when every rank can read the file
+  // (each reads its own units' rows, an inverse's from the Mallat layout's bands: only halos
+  // and outputs cross), else rank 0 sends each unit its strip. In simulation no data is read,
+  // and every rank's is local.
   io::NpyLayout layout;  // the input as this rank reads it, under `local`
-  const bool local = o.command == "forward" && ranks > 1 && local_input(o, rank, shape, layout);
+  const bool local = ranks > 1 && local_input(o, rank, shape, layout);
   lwt::set_local_input(local);
   // Rank 0's image and coefficients (pinned where it has a GPU); under `local` every rank has
   // an image-sized input, of which it reads (and so touches) only its units' rows.
   std::unique_ptr<apps::HostArray<float>> in, out;
   if (rank == 0 || local) in = std::make_unique<apps::HostArray<float>>(n);
   std::vector<char> loaded(std::size_t(plan.units()), rank == 0);  // under `local`: the units read
+  std::unique_ptr<float[]> mallat;  // an inverse's input rows read, in their places (touched only there)
+  if (local && rank != 0 && o.command == "inverse" && !apps::kSimulated) mallat.reset(new float[n]);
   if (rank == 0) {
     out = std::make_unique<apps::HostArray<float>>(n);
     if (!apps::kSimulated) {  // simulation computes no data
@@ -274,8 +277,15 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
     lwt::set_unit_ranks(owner);
     for (int k = 0; k < plan.units() && local && !apps::kSimulated; ++k)
       if (owner[std::size_t(k)] == rank && !loaded[std::size_t(k)]) {  // rank 0 checked the values
-        const int row0 = plan.unit_row0(0, k);
-        io::read_npy_rows_f32(o.in, layout, row0, plan.unit_rows(0, k), in->p + std::size_t(row0) * std::size_t(shape[1]));
+        const std::size_t W = std::size_t(shape[1]);
+        if (mallat) {
+          for (const auto& [row0, rows] : plan.unit_mallat_rows(k))
+            io::read_npy_rows_f32(o.in, layout, row0, rows, mallat.get() + std::size_t(row0) * W);
+          plan.from_mallat_unit(k, mallat.get(), in->p);
+        } else {
+          const int row0 = plan.unit_row0(0, k);
+          io::read_npy_rows_f32(o.in, layout, row0, plan.unit_rows(0, k), in->p + std::size_t(row0) * W);
+        }
         loaded[std::size_t(k)] = 1;
       }
     starpu_mpi_barrier(MPI_COMM_WORLD);

@@ -96,25 +96,43 @@ void Plan::to_mallat(const T* in, T* out) const {
 
 template <typename T>
 void Plan::from_mallat(const T* in, T* out) const {
+  for (int k = 0; k < units(); ++k) from_mallat_unit(k, in, out);
+}
+
+template <typename T>
+void Plan::from_mallat_unit(int k, const T* in, T* out) const {
   const std::size_t W = std::size_t(width_);
-  for (int k = 0; k < units(); ++k) {
-    T* unit = out + std::size_t(row0_[k]) * W;
-    for (int l = 0; l < levels_; ++l) {
-      const int h = unit_rows(l, k), nl = low_count(h), g = unit_row0(l + 1, k);
-      const int w = cols(l), wl = cols(l + 1);
-      for (int i = 0; i < h - nl; ++i)
-        std::memcpy(unit + (nl + i) * W, in + (image_rows(l + 1) + g + i) * W, sizeof(T) * w);
-      for (int i = 0; i < nl; ++i)
-        std::memcpy(unit + i * W + wl, in + (g + i) * W + wl, sizeof(T) * (w - wl));
-    }
-    const int hL = unit_rows(levels_, k), g = unit_row0(levels_, k), wL = cols(levels_);
-    for (int i = 0; i < hL; ++i) std::memcpy(unit + i * W, in + (g + i) * W, sizeof(T) * wL);
+  T* unit = out + std::size_t(row0_[k]) * W;
+  for (int l = 0; l < levels_; ++l) {
+    const int h = unit_rows(l, k), nl = low_count(h), g = unit_row0(l + 1, k);
+    const int w = cols(l), wl = cols(l + 1);
+    for (int i = 0; i < h - nl; ++i)
+      std::memcpy(unit + (nl + i) * W, in + (image_rows(l + 1) + g + i) * W, sizeof(T) * w);
+    for (int i = 0; i < nl; ++i)
+      std::memcpy(unit + i * W + wl, in + (g + i) * W + wl, sizeof(T) * (w - wl));
   }
+  const int hL = unit_rows(levels_, k), g = unit_row0(levels_, k), wL = cols(levels_);
+  for (int i = 0; i < hL; ++i) std::memcpy(unit + i * W, in + (g + i) * W, sizeof(T) * wL);
+}
+
+// Level l's high rows of unit k lie at image_rows(l + 1) + unit_row0(l + 1, k), its low rows
+// (their HL part, and at the last level the LL band) at unit_row0(l + 1, k): the rows
+// from_mallat_unit copies from.
+std::vector<std::pair<int, int>> Plan::unit_mallat_rows(int k) const {
+  std::vector<std::pair<int, int>> rows;
+  for (int l = 0; l < levels_; ++l) {
+    const int h = unit_rows(l, k), nl = low_count(h), g = unit_row0(l + 1, k);
+    if (h > nl) rows.emplace_back(image_rows(l + 1) + g, h - nl);
+    if (nl > 0) rows.emplace_back(g, nl);
+  }
+  return rows;
 }
 
 template void Plan::to_mallat<float>(const float*, float*) const;
 template void Plan::to_mallat<double>(const double*, double*) const;
 template void Plan::from_mallat<float>(const float*, float*) const;
 template void Plan::from_mallat<double>(const double*, double*) const;
+template void Plan::from_mallat_unit<float>(int, const float*, float*) const;
+template void Plan::from_mallat_unit<double>(int, const double*, double*) const;
 
 }  // namespace lwt

@@ -6,6 +6,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace lwt {
@@ -45,6 +46,13 @@ class Plan {
   void to_mallat(const T* units_layout, T* mallat) const;
   template <typename T>
   void from_mallat(const T* mallat, T* units_layout) const;
+  // The same for unit k alone: only its rows of units_layout are written, and only the rows
+  // of the Mallat layout that unit_mallat_rows(k) names are read.
+  template <typename T>
+  void from_mallat_unit(int k, const T* mallat, T* units_layout) const;
+  // The row ranges (first row, row count) of the Mallat layout that hold unit k's coefficients:
+  // its low and high rows at every level.
+  std::vector<std::pair<int, int>> unit_mallat_rows(int k) const;
 
  private:
   int height_, width_, levels_;

@@ -35,9 +35,9 @@ expect_same() {
 for np in 1 2 3 4; do expect_same "300 x 200, 3 levels, 8 units" "$np" "$dir/even.npy" 3 8; done
 expect_same "299 x 131 (odd), 3 levels, 7 units" 3 "$dir/odd.npy" 3 7
 expect_same "299 x 131 (odd), 2 levels, 6 units" 4 "$dir/odd.npy" 2 6
-# Each rank reads its own units' rows of the forward's input (seed 002's layout: no strip
-# crosses); a rank that cannot read the file says so in one note, rank 0 sends it the strips,
-# and the coefficients are the same.
+# Each rank reads its own units' rows of the input (seed 002's layout: no strip crosses; the
+# runs above, forward and inverse, did so); a rank that cannot read the file says so in one
+# note, rank 0 sends it the strips, and the coefficients are the same.
 note() { grep -c '^lwt2d-mpi: note: rank 1 cannot read the input' "$dir/err.txt"; }
 "$LWT2D" forward --in "$dir/even.npy" --out "$dir/one-forward.npy" --levels 3 --units 8 >/dev/null 2>&1
 run 2 "$BIN" forward --in "$dir/even.npy" --out "$dir/mpi-local.npy" --levels 3 --units 8; rc=$?

@@ -118,6 +118,30 @@ TEST(Plan, MallatPermutationRoundTrips) {
   EXPECT_NE(m, x);
 }
 
+// Each rank of lwt2d-mpi reads only its units' rows of an inverse's input: for every unit, the
+// rows unit_mallat_rows names are all from_mallat_unit reads, and it writes that unit's rows
+// only, as from_mallat does (odd sizes, uneven units).
+TEST(Plan, EachUnitReadsOnlyItsMallatRows) {
+  const lwt::Plan plan(453, 38, 4, 3);
+  const auto x = random_image(453, 38, 6);
+  std::vector<float> m(x.size(), NAN), whole(x.size(), NAN);
+  plan.to_mallat(x.data(), m.data());
+  plan.from_mallat(m.data(), whole.data());
+  const std::size_t W = 38;
+  for (int k = 0; k < plan.units(); ++k) {
+    std::vector<float> only(m.size(), NAN), out(x.size(), NAN);
+    for (auto [row0, rows] : plan.unit_mallat_rows(k))
+      std::copy(m.begin() + std::ptrdiff_t(row0 * W), m.begin() + std::ptrdiff_t((row0 + rows) * W),
+                only.begin() + std::ptrdiff_t(row0 * W));
+    plan.from_mallat_unit(k, only.data(), out.data());
+    const std::size_t lo = std::size_t(plan.unit_row0(0, k)) * W, hi = lo + std::size_t(plan.unit_rows(0, k)) * W;
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      if (i >= lo && i < hi) ASSERT_EQ(out[i], whole[i]) << "unit " << k << ", element " << i;
+      else ASSERT_TRUE(std::isnan(out[i])) << "unit " << k << " wrote element " << i;
+    }
+  }
+}
+
 TEST(Plan, UnitsStartOnMultiplesOfTwoToTheLevels) {
   const lwt::Plan plan(1000, 10, 3, 7);
   for (int k = 1; k < plan.units(); ++k) {
