@@ -17,10 +17,9 @@ void keep_args(int* argc, char*** argv);
 int init(starpu_conf* conf);
 void shutdown();  // StarPU-MPI, then MPI
 // Every rank's `mine` (each rank's of the same length), in rank order, on every rank; and rank
-// 0's `v` on every rank (same length everywhere). Collective over the ranks, through StarPU-MPI's
-// point-to-point on a registered vector rather than MPI's collectives: under SimGrid's SMPI the
-// program's thread is not an MPI process and may only call StarPU-MPI. For the few numbers the
-// apps share once a job.
+// 0's `v` on every rank (same length everywhere). Collective over the ranks: MPI's collectives,
+// or under SimGrid's SMPI, where the program's thread is not an MPI process, StarPU-MPI's
+// point-to-point on a registered vector. For the few numbers the apps share once a job.
 std::vector<double> all_gather(const std::vector<double>& mine);
 void broadcast(std::vector<double>& v);
 // Whether this process is rank 0, from the launcher's environment: usable before MPI starts,

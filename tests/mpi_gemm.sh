@@ -52,10 +52,14 @@ expect_share() {
   done
   fail "$name: exit $rc, the slowed rank's share '$share' (want [$lo, $hi]):"; cat "$dir/out.txt" "$dir/err.txt"
 }
-expect_share "model shares, rank 1 slowed 2x" 0.22 0.42 --size 768 --tile 64 --iter 5
+# Two ranks on 2 cores: now and then a run's times are the machine's noise more than the emulated
+# slowdown (which sleeps): the dtps share fell to 0.06 in 1 of ~6 ctest runs, and stayed in
+# [0.24, 0.37] in 38 runs alone; the model's to 0.19 under a build beside it. So up to two runs
+# each, the first in the band passing; an even split fails both.
+attempts=2 expect_share "model shares, rank 1 slowed 2x" 0.22 0.42 --size 768 --tile 64 --iter 5
 expect_share "cyclic shares, rank 1 slowed 2x" 0.5 0.5 --size 768 --tile 64 --iter 2 --shares cyclic
 # Seed 001's DTPS between the two ranks: the measured times, not the model, correct the split.
-expect_share "dtps shares, rank 1 slowed 2x" 0.2 0.42 --size 768 --tile 64 --iter 8 --shares dtps
+attempts=2 expect_share "dtps shares, rank 1 slowed 2x" 0.2 0.42 --size 768 --tile 64 --iter 8 --shares dtps
 # Over 3 ranks, by halves (rank 0 against ranks 1-2, then rank 1 against rank 2): the slowed rank
 # settles at half the others' share, 0.2: 0.14-0.26 of the blocks in 27 runs on this machine
 # idle. A load beside it (another build) masks the emulated slowdown, which sleeps: with one core
