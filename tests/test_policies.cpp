@@ -536,17 +536,35 @@ std::optional<sched::Decision> rounds_on(std::uint32_t workers) {
   return d;
 }
 
-TEST(LiveState, UfExcludesOurOwnLoad) {
-  const std::optional<sched::Decision> d = rounds_on(0b11);
-  ASSERT_TRUE(d.has_value());
-  ASSERT_EQ(d->workers.size(), 2u);
-  for (const auto& w : d->workers) {
-    SCOPED_TRACE(w.name);
-    std::printf("%s: own busy %.2f, UF %.2f\n", w.name.c_str(), w.own_busy, w.uf);
-    EXPECT_GT(w.own_busy, 0.5) << "busy with our tasks";
-    ASSERT_TRUE(std::isfinite(w.uf)) << "sampled";
-    EXPECT_LT(w.uf, 0.3) << "our own load is not UF";
+// The decision holds each worker's latest sample: one window of a 2-core machine that also runs
+// the test's own thread and the system's. Now and then that window falls between rounds (own
+// busy 0.24-0.26 in 4 of 60 samples here) or on another process's burst (UF 0.35 once in a CI
+// run). So up to three runs of rounds_on, the first where `ok` holds for every worker passing;
+// a UF that counted our own load would read near own_busy (~0.9) in every run.
+template <class Ok>
+void expect_in_one_of_three(std::uint32_t workers, const std::vector<std::size_t>& which, Ok&& ok) {
+  std::string seen;
+  for (int run = 1; run <= 3; ++run) {
+    const std::optional<sched::Decision> d = rounds_on(workers);
+    ASSERT_TRUE(d.has_value());
+    ASSERT_EQ(d->workers.size(), 2u);
+    bool all = true;
+    for (std::size_t i : which) {
+      const auto& w = d->workers[i];
+      std::printf("run %d, %s: own busy %.2f, UF %.2f\n", run, w.name.c_str(), w.own_busy, w.uf);
+      seen += " " + w.name + ": own busy " + std::to_string(w.own_busy) + ", UF " + std::to_string(w.uf) + ";";
+      all = all && ok(w);
+    }
+    if (all) return;
   }
+  ADD_FAILURE() << "in none of three runs:" << seen;
+}
+
+TEST(LiveState, UfExcludesOurOwnLoad) {
+  // Busy with our tasks, and our own load is not UF.
+  expect_in_one_of_three(0b11, {0, 1}, [](const sched::Decision::Worker& w) {
+    return w.own_busy > 0.5 && std::isfinite(w.uf) && w.uf < 0.3;
+  });
 }
 
 // A worker with no task of ours: whatever its thread does (StarPU keeps a context's last awake
@@ -554,15 +572,11 @@ TEST(LiveState, UfExcludesOurOwnLoad) {
 // here, so that each one's core is its own.
 TEST(LiveState, AnIdleWorkersPollingIsNotLoad) {
   setenv("STARPU_WORKERS_NOBIND", "0", 1);
-  const std::optional<sched::Decision> d = rounds_on(0b01);
+  // It ran none of our tasks, and its own polling is not UF.
+  expect_in_one_of_three(0b01, {1}, [](const sched::Decision::Worker& w) {
+    return w.own_busy < 0.05 && std::isfinite(w.uf) && w.uf < 0.3;
+  });
   setenv("STARPU_WORKERS_NOBIND", "1", 1);
-  ASSERT_TRUE(d.has_value());
-  ASSERT_EQ(d->workers.size(), 2u);
-  const auto& idle = d->workers[1];
-  std::printf("%s: own busy %.2f, UF %.2f\n", idle.name.c_str(), idle.own_busy, idle.uf);
-  EXPECT_LT(idle.own_busy, 0.05) << "it ran none of our tasks";
-  ASSERT_TRUE(std::isfinite(idle.uf)) << "sampled";
-  EXPECT_LT(idle.uf, 0.3) << "its own polling is not UF";
 }
 
 TEST(Batches, EndWhenAllIdleOrWhenTheApplicationSaysSo) {
