@@ -289,7 +289,11 @@ void find_ranks() {
   ranks = Ranks{};
   home_us.clear();
 #ifdef FNNDTPS_HAVE_MPI
-  if (!Ranks::chosen.empty()) {  // an MPI program placed the units (set_unit_ranks): StarPU-MPI runs
+  int mpi = 1;  // under SMPI only MPI programs are built, and their thread is not an MPI process
+#ifndef STARPU_SIMGRID
+  MPI_Initialized(&mpi);
+#endif
+  if (mpi) {
     starpu_mpi_comm_rank(MPI_COMM_WORLD, &ranks.rank);
     starpu_mpi_comm_size(MPI_COMM_WORLD, &ranks.size);
   }

@@ -20,8 +20,8 @@
 // (a probe); a co-run batch slower than the latest single-class batch sends the split to that
 // class alone (the run's first co-run, when it follows a batch alone, is a warm-up that
 // neither seed 001 nor the guard judges); a single-class batch slower than the latest co-run
-// restores that co-run's split. It never settles on a split slower than one class alone, and follows a class that
-// slows down. A batch the program ends itself (fnndtps_end_batch) lasts until that call, so
+// restores that co-run's split. It never settles on a split slower than one class alone, and
+// follows a class that slows down. A batch the program ends itself (fnndtps_end_batch) lasts until that call, so
 // that the copies of its results home count: on a memory-bound node they are part of what
 // co-running slows.
 //
