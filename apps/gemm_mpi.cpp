@@ -406,12 +406,12 @@ int main(int argc, char** argv) {
   try {
     const Options o = parse(argc, argv);
     openblas_set_num_threads(1);
-    return o.single ? run<float>(o) : run<double>(o);
+    return apps::mpi::exit_status(o.single ? run<float>(o) : run<double>(o));
   } catch (const UsageError& e) {
     if (apps::mpi::is_rank_zero()) std::fprintf(stderr, "gemm-mpi: %s\n", e.what());
-    return 2;
+    return apps::mpi::exit_status(2);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gemm-mpi: %s\n", e.what());
-    return 1;
+    return apps::mpi::exit_status(1);
   }
 }

@@ -197,7 +197,7 @@ int run(const Options& o) {
     if (rank == 0) std::fprintf(stderr, "lwt2d-mpi: %s\n", what);
     std::fflush(stderr);
     starpu_mpi_barrier(MPI_COMM_WORLD);
-    return 2;
+    return apps::mpi::exit_status(2);
   };
   try {
     return transform(o, session, rank, ranks);
@@ -352,15 +352,15 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
 int main(int argc, char** argv) {
   apps::mpi::keep_args(&argc, &argv);
   try {
-    return run(parse(argc, argv));
+    return apps::mpi::exit_status(run(parse(argc, argv)));
   } catch (const UsageError& e) {
     if (apps::mpi::is_rank_zero()) std::fprintf(stderr, "lwt2d-mpi: %s\n", e.what());
-    return 2;
+    return apps::mpi::exit_status(2);
   } catch (const lwt::PlanError& e) {
     if (apps::mpi::is_rank_zero()) std::fprintf(stderr, "lwt2d-mpi: %s\n", e.what());
-    return 2;
+    return apps::mpi::exit_status(2);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "lwt2d-mpi: %s\n", e.what());
-    return 1;
+    return apps::mpi::exit_status(1);
   }
 }

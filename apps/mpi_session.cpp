@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -112,6 +113,17 @@ std::vector<double> all_gather(const std::vector<double>& mine) {
   return all;
 }
 #endif
+
+int exit_status(int status) {
+#ifdef STARPU_SIMGRID
+  if (status != 0) {
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::_Exit(status);
+  }
+#endif
+  return status;
+}
 
 bool is_rank_zero() {
   for (const char* v : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})

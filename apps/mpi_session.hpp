@@ -25,6 +25,11 @@ void broadcast(std::vector<double>& v);
 // Whether this process is rank 0, from the launcher's environment: usable before MPI starts,
 // so that a usage error is printed once, not once per rank.
 bool is_rank_zero();
+// The status main returns. Under SMPI the ranks are actors of one simulation, whose exit status
+// is not theirs (smpirun ends with 0 whatever they return): a failing status there ends the
+// simulation at once with it, after the first failing rank's message, so the job prints one line
+// and fails as a real one does.
+int exit_status(int status);
 // This rank's speed for the codelet that ran the most work under our policy: the sum of its
 // workers' speeds and its fastest worker's (NaN under another policy or before any task ran).
 // Node shares come from the same model as the workers' (DESIGN §11).

@@ -6,7 +6,8 @@
 # StarPU simulates its own node, so its workers are its platform's; node shares come from the
 # ranks' speeds (--shares model: the H200 node, the faster, plans most of the units and runs
 # about its planned share), DTPS's first round moves units away from the later rank, and
-# simulated time is deterministic (the same run twice, the same times).
+# simulated time is deterministic (the same run twice, the same times), and bad input ends the
+# job with one line and status 2.
 #   smpi_lwt.sh LWT2D_MPI STARPU_SMPIRUN REPO PYTHON
 set -uo pipefail
 bin=$1 smpirun=$2 repo=$3 python=$4
@@ -45,6 +46,15 @@ run --repeat 4
 again=$(grep -m1 '^RESULT' "$dir/out.txt")
 if [[ -n $first && $first == "$again" ]]; then pass "deterministic: $first"
 else fail "the same run twice: '$first' then '$again'"; fi
+
+# Bad input: one line of ours and status 2 for the whole simulated job (smpirun adds a line of
+# its own), whether found before MPI starts (an unknown option) or after (the plan's limit).
+for bad in "--bogus" "--levels 40"; do
+  run $bad; rc=$?
+  lines=$(grep -c '^lwt2d-mpi: ' "$dir/err.txt")
+  if [[ $rc -eq 2 && $lines -eq 1 ]]; then pass "bad input $bad: exit 2, $(grep '^lwt2d-mpi: ' "$dir/err.txt")"
+  else fail "bad input $bad: exit $rc, $lines lwt2d-mpi lines (want 2 and 1):"; cat "$dir/err.txt"; fi
+done
 
 echo "$passed passed, $fails failed"
 [[ $fails -eq 0 ]]
