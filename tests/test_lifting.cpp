@@ -121,12 +121,12 @@ using Cases = ::testing::Types<Case<Cpu, float>, Case<Cpu, double>
 // ------------------------------------------------------------------------- tolerances
 // Largest error of one pass, relative to the largest magnitude of the expected result. Every
 // output of a pass is 4 lifting steps deep, each a multiply-add on neighbours of similar size,
-// and backends differ from the reference only in the order of operations (fused multiply-adds
-// on the GPU, vectorised sums on the CPU), so they agree to a few units in the last place of
+// and the backends differ from the reference only in the order of operations, so they agree
+// with it to a few units in the last place of
 // the data's scale, the inverse's larger synthesis gain included. Measured on N(0,1) data, CPU
 // backend against the reference: float up to 9.2e-7 (an inverse pass; forward 1e-7), double
-// 4.4e-16. The bounds leave room for the GPU's different rounding; a wrong index, a missed
-// boundary case or a stale halo errs by O(1).
+// 4.4e-16. A wrong index, a missed boundary case or a stale halo errs by O(1). (The CUDA
+// backend equals the CPU's bit for bit: CudaMatchesCpu.)
 template <typename T>
 double tol() {
   return std::is_same_v<T, float> ? 4e-6 : 1e-14;
@@ -679,6 +679,73 @@ TYPED_TEST(Lifting, ColsInverseUnitsWithHalos) {
     }
   }
 }
+
+// ------------------------------------------------------------------------- CUDA against CPU
+#ifdef FNNDTPS_TEST_CUDA
+// Every pass computes each output with the same operations in the same order on both backends,
+// none fused (lwt_cuda builds with --fmad=false, lwt_cpu with -ffp-contract=off), so a unit
+// gives the same bits on a core as on a GPU and a transform's result does not depend on where
+// the scheduler ran its units (across ranks too).
+template <typename T>
+void expect_cuda_equals_cpu() {
+  using Cpu = CpuOps<T>;
+  using Gpu = CudaOps<T>;
+  unsigned seed = 900;
+  for (int rows : {1, 3, 33}) {
+    for (int n : {2, 3, 5, 33, 1031, 2041, 4100}) {
+      SCOPED_TRACE(shape(rows, n));
+      const Mat<T> x = random_mat<T>(rows, n, 3, seed++);
+      Mat<T> a(rows, n, 2), b(rows, n, 2);
+      Cpu::rows_forward(x.v, x.ld, a.v, a.ld, rows, n);
+      Gpu::rows_forward(x.v, x.ld, b.v, b.ld, rows, n);
+      EXPECT_TRUE(bit_equal(b, a)) << "rows_forward";
+      a = Mat<T>(rows, n, 2), b = Mat<T>(rows, n, 2);
+      Cpu::rows_inverse(x.v, x.ld, a.v, a.ld, rows, n);
+      Gpu::rows_inverse(x.v, x.ld, b.v, b.ld, rows, n);
+      EXPECT_TRUE(bit_equal(b, a)) << "rows_inverse";
+      a = Mat<T>(rows, n, 2), b = Mat<T>(rows, n, 2);  // the steps pipeline
+      Cpu::rows_split(x.v, x.ld, a.v, a.ld, rows, n);
+      Gpu::rows_split(x.v, x.ld, b.v, b.ld, rows, n);
+      for (int k = 0; k < lwt::kNumSteps; ++k) {
+        Cpu::rows_lift(a.v, a.ld, rows, n, Step(k), Direction::Forward);
+        Gpu::rows_lift(b.v, b.ld, rows, n, Step(k), Direction::Forward);
+      }
+      EXPECT_TRUE(bit_equal(b, a)) << "rows_split, rows_lift";
+    }
+  }
+  for (int w : {1, 37, 4229}) {
+    SCOPED_TRACE("width " + std::to_string(w));
+    const Mat<T> image = random_mat<T>(kImageRows, w, 2, 950u + unsigned(w));
+    for (const Unit& u : units()) {
+      SCOPED_TRACE("unit rows [" + std::to_string(u.g0) + ", " + std::to_string(u.g0 + u.h) + ")");
+      const Mat<T> x = rows_of(image, u.g0, u.h, 3);
+      Mat<T> above, below;
+      if (u.above) above = rows_of(image, u.g0 - kHalo, kHalo, 1);
+      if (u.below) below = rows_of(image, u.g0 + u.h, kHalo, 1);
+      const Mat<T>* pa = u.above ? &above : nullptr;
+      const Mat<T>* pb = u.below ? &below : nullptr;
+      for (const Direction dir : {Direction::Forward, Direction::Inverse}) {
+        const char* name = dir == Direction::Forward ? "forward" : "inverse";
+        EXPECT_TRUE(bit_equal(cols_fused<Gpu>(x, pa, pb, dir), cols_fused<Cpu>(x, pa, pb, dir))) << "fused " << name;
+        EXPECT_TRUE(bit_equal(cols_steps<Gpu>(x, pa, pb, dir), cols_steps<Cpu>(x, pa, pb, dir))) << "steps " << name;
+      }
+    }
+  }
+}
+
+TEST(CudaMatchesCpu, BitForBit) {
+  std::string why;
+  if (!cuda_device_present(&why)) GTEST_SKIP() << "backend unavailable: " << why;
+  {
+    SCOPED_TRACE("float");
+    expect_cuda_equals_cpu<float>();
+  }
+  {
+    SCOPED_TRACE("double");
+    expect_cuda_equals_cpu<double>();
+  }
+}
+#endif
 
 // ------------------------------------------------------------------------- round trip
 TYPED_TEST(Lifting, RoundTrip2D) {
