@@ -103,7 +103,7 @@ std::string StarpuSession::policy() const {
   starpu_sched_policy* p = starpu_sched_get_sched_policy();
   return p && p->policy_name ? p->policy_name : "?";
 }
-void StarpuSession::end_job(double end_us) const { sched::end_batch_at(end_us); }
+void StarpuSession::end_job() const { sched::end_batch_now(); }
 unsigned StarpuSession::cpu_workers() const { return starpu_cpu_worker_get_count(); }
 unsigned StarpuSession::cuda_workers() const { return starpu_cuda_worker_get_count(); }
 

@@ -5,7 +5,6 @@
 
 #include <starpu.h>
 
-#include <cmath>
 #include <cstddef>
 #include <stdexcept>
 #include <string>
@@ -62,8 +61,7 @@ class StarpuSession {
   std::string policy() const;  // the scheduling policy in use
   // A job (one transform, one product) ended: our policies close their batch here (DTPS's
   // feedback is per job, seed 001 §1.4), as jobs run back to back leave no idle gap.
-  // `end_us`: when the job ended, if before now (sched::end_batch_at).
-  void end_job(double end_us = NAN) const;
+  void end_job() const;
   unsigned cpu_workers() const;
   unsigned cuda_workers() const;
 

@@ -7,9 +7,7 @@
 #include <starpu_mpi.h>
 #endif
 
-#include <algorithm>
 #include <array>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -283,16 +281,13 @@ struct Ranks {
 std::vector<int> Ranks::chosen;
 bool Ranks::local_input = false;
 Ranks ranks;
-// When each unit's output reached rank 0 in the last transform across ranks (unit_home_us()),
-// and when this rank's own units' outputs were ready (rank_done_us()).
+// When each unit's output reached rank 0 in the last transform across ranks (unit_home_us()).
 std::vector<double> home_us;
-double done_us = NAN;
 
 // Called at the start of each transform.
 void find_ranks() {
   ranks = Ranks{};
   home_us.clear();
-  done_us = NAN;
 #ifdef FNNDTPS_HAVE_MPI
   int mpi = 1;  // under SMPI only MPI programs are built, and their thread is not an MPI process
 #ifndef STARPU_SIMGRID
@@ -372,7 +367,6 @@ std::deque<Args> Submit::mpi_args;
 void set_unit_ranks(const std::vector<int>& owner) { Ranks::chosen = owner; }
 void set_local_input(bool local) { Ranks::local_input = local; }
 const std::vector<double>& unit_home_us() { return home_us; }
-double rank_done_us() { return done_us; }
 
 Pipeline parse_pipeline(const std::string& name) {
   if (name == "fused") return Pipeline::Fused;
@@ -457,28 +451,19 @@ struct Handles {
   }
   // Waits for the transform's tasks; across ranks, also brings every unit's output to rank 0,
   // each as soon as its last writer ends (the sends wait on the data, not on this call), and
-  // notes on rank 0 when each one arrived (unit_home_us()) and on every rank when its own
-  // units' outputs were ready (rank_done_us()).
+  // notes on rank 0 when each one arrived (unit_home_us()).
   void wait() {
 #ifdef FNNDTPS_HAVE_MPI
     if (ranks.size > 1) {
       for (starpu_data_handle_t h : out) starpu_mpi_get_data_on_node_detached(MPI_COMM_WORLD, h, 0, nullptr, nullptr);
-      // Rank 0 reads every unit, the others their own; sequential consistency orders each read
-      // after the unit's last writer (on rank 0, after its receive).
-      std::vector<std::size_t> read;
-      for (std::size_t k = 0; k < out.size(); ++k)
-        if (ranks.rank == 0 || ranks.of_unit(int(k), int(out.size())) == ranks.rank) read.push_back(k);
-      Arrivals arrivals(read.size());
-      for (std::size_t i = 0; i < read.size(); ++i) {
-        arrivals.unit[i].h = out[read[i]];
-        starpu_data_acquire_cb(out[read[i]], STARPU_R, Arrivals::arrived, &arrivals.unit[i]);
-      }
+      Arrivals arrivals(out.size());
+      if (ranks.rank == 0)  // sequential consistency orders each read after the unit's receive
+        for (std::size_t k = 0; k < out.size(); ++k) {
+          arrivals.unit[k].h = out[k];
+          starpu_data_acquire_cb(out[k], STARPU_R, Arrivals::arrived, &arrivals.unit[k]);
+        }
       starpu_mpi_wait_for_all(MPI_COMM_WORLD);
-      const std::vector<double> us = arrivals.wait();
-      if (ranks.rank == 0) home_us = us;
-      for (std::size_t i = 0; i < read.size(); ++i)
-        if (ranks.of_unit(int(read[i]), int(out.size())) == ranks.rank)
-          done_us = std::isnan(done_us) ? us[i] : std::max(done_us, us[i]);
+      if (ranks.rank == 0) home_us = arrivals.wait();
       Submit::mpi_args.clear();
       return;
     }

@@ -51,11 +51,6 @@ void set_local_input(bool local);
 // units': when their last task ended), in microseconds of starpu_timing_now(). Empty in one
 // process and on the other ranks.
 const std::vector<double>& unit_home_us();
-// Across ranks, after a transform: when the last of this rank's own units' outputs was ready
-// there (its last writer ended; on rank 0, copied home), in microseconds of starpu_timing_now():
-// the end of this rank's share of the job, without its waits for the other ranks' outputs. NaN
-// in one process and on a rank without units.
-double rank_done_us();
 
 // Tasks one transform submits (for reports and tests).
 long task_count(const Plan& plan, Pipeline pipeline, bool forward);

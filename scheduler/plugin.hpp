@@ -25,11 +25,6 @@ bool use_policy_from_env(starpu_conf* conf);
 // batch's makespan, which the makespan guard compares, lasts until the call. Returns whether
 // a batch was open.
 bool end_batch_now();
-// The same, for a batch whose job ended earlier, at end_us (starpu_timing_now()'s clock; now
-// if later, or not finite): a rank of a distributed job whose own share was done at end_us and
-// which then waited for the other ranks. Its batch's makespan, which DTPS and the guard judge,
-// is this rank's, not the slowest rank's.
-bool end_batch_at(double end_us);
 
 // What our policy of the global scheduling context decided so far, for programs that show it
 // (lwt2d demo): for the codelet that ran the most work, each worker's planned share (its

@@ -1674,16 +1674,14 @@ starpu_sched_policy* find_policy(const char* name) {
 
 starpu_sched_policy** all_policies() { return policy_list; }
 
-bool end_batch_now() { return end_batch_at(NAN); }
-
-bool end_batch_at(double end_us) {
+bool end_batch_now() {
   std::lock_guard<Mutex> g(registry_mutex);
   bool ended = false;
-  const double now = now_us(), end = std::isfinite(end_us) ? std::min(end_us, now) : now;
+  const double now = now_us();
   for (Policy* p : registry) {
     ended = ended || p->in_batch;
     p->program_ends = true;
-    end_batch(*p, true, end);
+    end_batch(*p, true, now);
   }
   return ended;
 }
