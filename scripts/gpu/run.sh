@@ -616,7 +616,8 @@ if has mpi; then
   # our policy, the LWT with its default shares (DTPS between the 2 ranks) and with the model's
   # alone (MPI_LWT_REPEAT runs, 10); the 2 ranks' coefficients against the one process's, and
   # gemm-mpi --check with a GPU rank. Needs .carry/mpi from `FNNDTPS_PACK_MPI=1
-  # scripts/gpu/pack.sh` and an MPI launcher (MPIRUN, default mpirun). Writes mpi.txt.
+  # scripts/gpu/pack.sh` and an MPI launcher (MPIRUN, default mpirun). Writes mpi.txt, and the
+  # 2-rank dtps LWT whole with rank 0 verbose to mpi-2ranks-verbose.txt.
   stamp "mpi"
   mtxt=$OUT/mpi.txt
   mpirun=${MPIRUN:-mpirun}
@@ -637,8 +638,11 @@ if has mpi; then
       echo "## lwt2d-mpi forward $lsize^2, 4 levels, one process"
       timeout -k 5 150 "$mpirun" "${one[@]}" "$mb/lwt2d-mpi" "${lwt[@]}" --out "$d/c1.npy" 2>&1 | pick
       echo "## the same, 2 ranks (shares: dtps, the default for 2)"
-      timeout -k 5 150 "$mpirun" "${two[@]}" "$mb/lwt2d-mpi" "${lwt[@]}" --out "$d/c2.npy" : \
-        "${two2[@]}" "$mb/lwt2d-mpi" "${lwt[@]}" --out "$d/c2.npy" 2>&1 | pick
+      # Rank 0's policy verbose, whole in mpi-2ranks-verbose.txt: what it decided for its own
+      # workers within the job (notes/bench.md, "StarPU-MPI in simulation").
+      timeout -k 5 150 "$mpirun" "${two[@]}" -x FNNDTPS_VERBOSE=1 "$mb/lwt2d-mpi" "${lwt[@]}" --out "$d/c2.npy" : \
+        "${two2[@]}" "$mb/lwt2d-mpi" "${lwt[@]}" --out "$d/c2.npy" 2>&1 | grep -v '^\[starpu\]' \
+        | tee "$OUT/mpi-2ranks-verbose.txt" | pick
       echo "## the same, 2 ranks, --shares model (the workers' speeds alone)"
       timeout -k 5 150 "$mpirun" "${two[@]}" "$mb/lwt2d-mpi" "${lwt[@]}" --shares model --out "$d/c3.npy" : \
         "${two2[@]}" "$mb/lwt2d-mpi" "${lwt[@]}" --shares model --out "$d/c3.npy" 2>&1 | pick
@@ -655,7 +659,8 @@ import numpy as np, sys
 a = np.load(sys.argv[1])
 for n, f in (('2', sys.argv[2]), ('3', sys.argv[3])):
     b = np.load(f)
-    print('   %s ranks against one process: max |c - c1| / max |c1| = %.3g' % (n, np.abs(b - a).max() / np.abs(a).max()))" \
+    print('   %s ranks against one process: %s' % (n, 'identical' if np.array_equal(a, b) else
+          'DIFFERS, max |c - c1| / max |c1| = %.3g' % (np.abs(b - a).max() / np.abs(a).max())))" \
         "$d/c1.npy" "$d/c2.npy" "$d/c4.npy" 2>&1
       rm -f "$d"/*.npy
       mrun2() {  # mrun2 LABEL PROG ARGS...: one process, then the 2 ranks
