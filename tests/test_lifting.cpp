@@ -537,6 +537,21 @@ std::vector<Unit> units() {
   return u;
 }
 
+// Unit u of `image` as a column pass takes it: its rows, and the 4 rows above and below it
+// where it has neighbours (above() and below() null where not).
+template <typename T>
+struct UnitInput {
+  Mat<T> x, up, down;
+  bool has_up, has_down;
+  UnitInput(const Mat<T>& image, const Unit& u)
+      : x(rows_of(image, u.g0, u.h, 3)), has_up(u.above), has_down(u.below) {
+    if (u.above) up = rows_of(image, u.g0 - kHalo, kHalo, 1);
+    if (u.below) down = rows_of(image, u.g0 + u.h, kHalo, 1);
+  }
+  const Mat<T>* above() const { return has_up ? &up : nullptr; }
+  const Mat<T>* below() const { return has_down ? &down : nullptr; }
+};
+
 // Gathers and scatters are permutations of rows: check them bit for bit, each on its own.
 TYPED_TEST(Lifting, ColsGatherScatterLayout) {
   using T = typename TestFixture::Scalar;
@@ -598,17 +613,15 @@ TYPED_TEST(Lifting, ColsForwardUnitsWithHalos) {
     const Mat<T> global = ref_cols(image, Direction::Forward);
     for (const Unit& u : units()) {
       SCOPED_TRACE("unit rows [" + std::to_string(u.g0) + ", " + std::to_string(u.g0 + u.h) + ")");
-      const Mat<T> x = rows_of(image, u.g0, u.h, 3);
-      Mat<T> above, below;
-      if (u.above) above = rows_of(image, u.g0 - kHalo, kHalo, 1);
-      if (u.below) below = rows_of(image, u.g0 + u.h, kHalo, 1);
+      const UnitInput<T> in(image, u);
+      const Mat<T>& x = in.x;
       Mat<T> want(u.h, w, 0);
       for (int i = 0; i < u.h; ++i) {
         const int g = i < low_count(u.h) ? u.g0 / 2 + i : HL + u.g0 / 2 + (i - low_count(u.h));
         for (int c = 0; c < w; ++c) want.at(i, c) = global.at(g, c);
       }
-      const Mat<T>* pa = u.above ? &above : nullptr;
-      const Mat<T>* pb = u.below ? &below : nullptr;
+      const Mat<T>* pa = in.above();
+      const Mat<T>* pb = in.below();
       const Mat<T> fused = cols_fused<Ops>(x, pa, pb, Direction::Forward);
       EXPECT_TRUE(close(fused, want, tol<T>())) << "cols_forward";
       const Mat<T> steps = cols_steps<Ops>(x, pa, pb, Direction::Forward);
@@ -688,27 +701,27 @@ TYPED_TEST(Lifting, ColsInverseUnitsWithHalos) {
 // the scheduler ran its units (across ranks too).
 template <typename T>
 void expect_cuda_equals_cpu() {
-  using Cpu = CpuOps<T>;
-  using Gpu = CudaOps<T>;
+  using OnCpu = CpuOps<T>;
+  using OnGpu = CudaOps<T>;
   unsigned seed = 900;
   for (int rows : {1, 3, 33}) {
     for (int n : {2, 3, 5, 33, 1031, 2041, 4100}) {
       SCOPED_TRACE(shape(rows, n));
       const Mat<T> x = random_mat<T>(rows, n, 3, seed++);
       Mat<T> a(rows, n, 2), b(rows, n, 2);
-      Cpu::rows_forward(x.v, x.ld, a.v, a.ld, rows, n);
-      Gpu::rows_forward(x.v, x.ld, b.v, b.ld, rows, n);
+      OnCpu::rows_forward(x.v, x.ld, a.v, a.ld, rows, n);
+      OnGpu::rows_forward(x.v, x.ld, b.v, b.ld, rows, n);
       EXPECT_TRUE(bit_equal(b, a)) << "rows_forward";
       a = Mat<T>(rows, n, 2), b = Mat<T>(rows, n, 2);
-      Cpu::rows_inverse(x.v, x.ld, a.v, a.ld, rows, n);
-      Gpu::rows_inverse(x.v, x.ld, b.v, b.ld, rows, n);
+      OnCpu::rows_inverse(x.v, x.ld, a.v, a.ld, rows, n);
+      OnGpu::rows_inverse(x.v, x.ld, b.v, b.ld, rows, n);
       EXPECT_TRUE(bit_equal(b, a)) << "rows_inverse";
       a = Mat<T>(rows, n, 2), b = Mat<T>(rows, n, 2);  // the steps pipeline
-      Cpu::rows_split(x.v, x.ld, a.v, a.ld, rows, n);
-      Gpu::rows_split(x.v, x.ld, b.v, b.ld, rows, n);
+      OnCpu::rows_split(x.v, x.ld, a.v, a.ld, rows, n);
+      OnGpu::rows_split(x.v, x.ld, b.v, b.ld, rows, n);
       for (int k = 0; k < lwt::kNumSteps; ++k) {
-        Cpu::rows_lift(a.v, a.ld, rows, n, Step(k), Direction::Forward);
-        Gpu::rows_lift(b.v, b.ld, rows, n, Step(k), Direction::Forward);
+        OnCpu::rows_lift(a.v, a.ld, rows, n, Step(k), Direction::Forward);
+        OnGpu::rows_lift(b.v, b.ld, rows, n, Step(k), Direction::Forward);
       }
       EXPECT_TRUE(bit_equal(b, a)) << "rows_split, rows_lift";
     }
@@ -718,16 +731,14 @@ void expect_cuda_equals_cpu() {
     const Mat<T> image = random_mat<T>(kImageRows, w, 2, 950u + unsigned(w));
     for (const Unit& u : units()) {
       SCOPED_TRACE("unit rows [" + std::to_string(u.g0) + ", " + std::to_string(u.g0 + u.h) + ")");
-      const Mat<T> x = rows_of(image, u.g0, u.h, 3);
-      Mat<T> above, below;
-      if (u.above) above = rows_of(image, u.g0 - kHalo, kHalo, 1);
-      if (u.below) below = rows_of(image, u.g0 + u.h, kHalo, 1);
-      const Mat<T>* pa = u.above ? &above : nullptr;
-      const Mat<T>* pb = u.below ? &below : nullptr;
+      const UnitInput<T> in(image, u);
+      const Mat<T>& x = in.x;
+      const Mat<T>* pa = in.above();
+      const Mat<T>* pb = in.below();
       for (const Direction dir : {Direction::Forward, Direction::Inverse}) {
         const char* name = dir == Direction::Forward ? "forward" : "inverse";
-        EXPECT_TRUE(bit_equal(cols_fused<Gpu>(x, pa, pb, dir), cols_fused<Cpu>(x, pa, pb, dir))) << "fused " << name;
-        EXPECT_TRUE(bit_equal(cols_steps<Gpu>(x, pa, pb, dir), cols_steps<Cpu>(x, pa, pb, dir))) << "steps " << name;
+        EXPECT_TRUE(bit_equal(cols_fused<OnGpu>(x, pa, pb, dir), cols_fused<OnCpu>(x, pa, pb, dir))) << "fused " << name;
+        EXPECT_TRUE(bit_equal(cols_steps<OnGpu>(x, pa, pb, dir), cols_steps<OnCpu>(x, pa, pb, dir))) << "steps " << name;
       }
     }
   }
