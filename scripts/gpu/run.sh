@@ -4,7 +4,7 @@
 #   bash scripts/gpu/run.sh [tests] [kernels] [overhead] [e2e] [e2e256] [gemm] [gemm2048] [example1024]
 #                           [compare-lwt] [compare-gemm] [compare-sgemm] [scaling-lwt] [scaling-gemm] [diag]
 #                           [units] [gpu-path] [recheck] [calibrate] [mechanism] [filter] [gemm2d]
-#                           [seed001] [mpi] [sgemm-gpu50]
+#                           [seed001] [mpi] [sgemm-gpu50] [bits]
 # (default: tests overhead e2e gemm). Each part takes a few minutes; a device call lasts at most
 # 10, so split them over calls (notes/bench.md).
 set -uo pipefail
@@ -35,7 +35,7 @@ sampling=$(grep -aom1 '/[[:alnum:]/._-]*/share/starpu/perfmodels/sampling' "$roo
 tpc=$(lscpu | awk -F: '/Thread\(s\) per core/{gsub(/ /,"",$2); print $2}')
 export STARPU_NTHREADS_PER_CORE=${STARPU_NTHREADS_PER_CORE:-${tpc:-1}}
 parts=${*:-tests overhead e2e gemm}
-known=" tests kernels overhead e2e e2e256 gemm gemm2048 example1024 compare-lwt compare-gemm compare-sgemm scaling-lwt scaling-gemm diag units gpu-path recheck calibrate mechanism filter gemm2d seed001 mpi sgemm-gpu50 "
+known=" tests kernels overhead e2e e2e256 gemm gemm2048 example1024 compare-lwt compare-gemm compare-sgemm scaling-lwt scaling-gemm diag units gpu-path recheck calibrate mechanism filter gemm2d seed001 mpi sgemm-gpu50 bits "
 for part in $parts; do
   [[ $known == *" $part "* ]] || { echo "run.sh: unknown part '$part' (known:$known)" >&2; exit 2; }
 done
@@ -682,5 +682,32 @@ for n, f in (('2', sys.argv[2]), ('3', sys.argv[3])):
     ) 2>&1 | tee "$mtxt"
   fi
   stamp "mpi done"
+fi
+if has bits; then
+  # The LWT's output does not depend on where its units ran (bench/RESULTS.md V): a forward
+  # (BITS_SIZE^2, 4 levels, 64 units) and the inverse of the GPU's coefficients on the GPU
+  # alone, the CPUs alone, eager and fnn-dtps, each output compared byte for byte with the
+  # GPU alone's. Writes bits.txt.
+  stamp "bits"
+  d=/tmp/bits; rm -rf "$d"; mkdir -p "$d"
+  (
+    "$bin/lwt2d" generate --out "$d/x.npy" --size "${BITS_SIZE:-8192}" >/dev/null || echo "generate failed"
+    for cfg in "gpu:STARPU_NCPU=0" "cpu:STARPU_NCUDA=0" "eager:STARPU_SCHED=eager" "fnn-dtps:STARPU_SCHED=fnn-dtps"; do
+      n=${cfg%%:*}
+      env ${cfg#*:} timeout -k 5 60 "$bin/lwt2d" forward --in "$d/x.npy" --out "$d/c-$n.npy" --levels 4 --units 64 \
+        >/dev/null 2>"$d/err" || { echo "forward $n failed: $(tail -1 "$d/err")"; continue; }
+      env ${cfg#*:} timeout -k 5 60 "$bin/lwt2d" inverse --in "$d/c-gpu.npy" --out "$d/y-$n.npy" --levels 4 --units 64 \
+        >/dev/null 2>"$d/err" || echo "inverse $n failed: $(tail -1 "$d/err")"
+    done
+    for n in cpu eager fnn-dtps; do
+      for f in c y; do
+        what=$([[ $f == c ]] && echo forward || echo inverse)
+        if cmp -s "$d/$f-gpu.npy" "$d/$f-$n.npy"; then echo "$what, $n against the GPU alone: identical"
+        else echo "$what, $n against the GPU alone: DIFFERS (or missing)"; fi
+      done
+    done
+  ) 2>&1 | tee "$OUT/bits.txt"
+  grep -q "DIFFERS\|failed" "$OUT/bits.txt" && status=1
+  rm -rf "$d"
 fi
 exit $status
