@@ -233,6 +233,13 @@ uint32_t footprint(struct starpu_task* task) {
   return starpu_hash_crc32c_be_n(key, sizeof key, 0);
 }
 
+// What a task touches at its level (the cost model's work, StarPU's size): its region of the
+// unit, whose every level shares one handle.
+size_t region_bytes(struct starpu_task* task, unsigned /*nimpl*/) {
+  const Args& a = *static_cast<const Args*>(task->cl_arg);
+  return size_t(a.h) * size_t(a.w) * sizeof(float);
+}
+
 struct Codelets {
   std::array<starpu_perfmodel, kNumOps> models{};
   std::array<starpu_codelet, kNumOps> cl{};
@@ -242,6 +249,7 @@ struct Codelets {
       m.type = STARPU_HISTORY_BASED;
       m.symbol = kOpNames[op];
       m.footprint = footprint;
+      m.size_base = region_bytes;
       starpu_codelet& c = cl[op];
       starpu_codelet_init(&c);
       c.name = kOpNames[op];

@@ -1,9 +1,15 @@
 // The cost model of the five policies (DESIGN §6): what a task is expected to cost on each
 // worker, and the speed sources that make the five policies differ. No StarPU.
 //
-// A task's work is its unit's bytes, or task->flops where the program sets it; a worker's
-// speed for a codelet is work per microsecond. Its expected finish on a worker is
-//   max(queue end, now + transfer) + work / speed
+// A task's expected time on worker w is
+//   run_w = T_arch(w)(task) x rel_w x scale_w
+// T_arch the task's time on w's kind of worker (task_costs.hpp: its footprint's measured mean,
+// StarPU's per-footprint history, a fit of fixed + work / throughput, or the prior from the
+// hardware, in that order), rel_w how much slower w is than its arch (its description first,
+// then measured), and scale_w = b_w / s_w the speed source's correction: b_w = the arch's
+// throughput / rel_w is what w does, s_w = speeds(source, b) what the policy plans it to do.
+// Its expected finish on a worker is
+//   max(queue end, now + transfer) + run_w
 // (its inputs are prefetched at push and arrive while the queued work runs). Placing each task
 // on the worker of earliest expected finish divides N equal independent units in proportion to
 // speed: D_i = CP_i / sum_j CP_j x D, seed 000 eq. (7).
@@ -23,7 +29,7 @@ inline double expected_finish(double now, double queue_end, double transfer, dou
 
 // What the speed sources read, per worker of one codelet.
 struct SpeedInputs {
-  std::vector<double> measured;  // work/us measured on each worker (0: not timed yet)
+  std::vector<double> measured;  // work/us each worker does, b_w (0: not a member)
   std::vector<double> ability;   // the FNN's predicted relative ability CP now (empty: no model)
   std::vector<double> ability_measured;  // ... averaged over the states the measurements saw
   std::vector<char> gpu;         // in the GPU class
@@ -46,16 +52,7 @@ struct SpeedInputs {
 constexpr double kMaxFnnChange = 2;
 std::vector<double> speeds(SpeedSource source, const SpeedInputs& in);
 
-// A worker's measured speed for a codelet after its `runs`-th timing, `rate` = D / T (seed 000
-// eq. 5): the fastest of the first kWarmRuns timings, then an EWMA of weight kEwma. A
-// codelet's first runs on a worker are cold (a CUDA kernel's module loads at its first
-// launch, caches are empty) and only ever slower: taken as the speed, one cold timing would
-// make a GPU look slower than a core, and it would then get no task to correct it.
+// The weight of a new timing in the averages over a worker's tasks (CP while measured).
 constexpr double kEwma = 0.1;
-constexpr long kWarmRuns = 3;
-inline double next_measured(double old, double rate, long runs) {
-  if (runs <= kWarmRuns) return old > rate ? old : rate;
-  return (1 - kEwma) * old + kEwma * rate;
-}
 
 }  // namespace sched

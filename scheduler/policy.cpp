@@ -41,6 +41,8 @@
 #include <cstdlib>
 #include <deque>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -52,6 +54,7 @@
 
 #include "fnn/fnn.hpp"
 #include "fnn/io.hpp"
+#include "fnn/text.hpp"
 #include "fnn/train.hpp"
 #include "scheduler/config.hpp"
 #include "scheduler/cost.hpp"
@@ -61,6 +64,7 @@
 #include "scheduler/plugin.hpp"
 #include "scheduler/probe.hpp"
 #include "scheduler/queue.hpp"
+#include "scheduler/task_costs.hpp"
 
 namespace sched {
 namespace {
@@ -105,17 +109,6 @@ double add_shared(std::atomic<double>& a, double x) {
 }
 namespace dd = dtps_dispatch;
 
-// Where a worker stands with a codelet. A GPU's first run is often cold (CUDA loads a kernel's
-// module at its first launch, tens of ms: a GPU would look slower than a core), so a CUDA
-// worker is probed twice before its speed places tasks; a CPU worker once (its probe is the
-// costly one, and nothing loads on its first run).
-enum Timing : int {
-  kUntimed,  // never ran it
-  kProbing,  // a probe task is queued there
-  kWarming,  // a CUDA worker timed once: another probe is due
-  kTimed,    // its speed is trusted (probed, or StarPU's model seeded it)
-};
-long probe_runs(bool cuda) { return cuda ? 2 : 1; }
 constexpr double kSpeedsTtlUs = 20000;     // speeds re-predicted at most this often (and on news)
 constexpr double kFeaturesTtlUs = 5000;    // live features sampled at most this often
 constexpr std::size_t kMergeEvery = 64;    // FNN samples a worker keeps before merging them
@@ -128,36 +121,68 @@ constexpr std::size_t kStealScan = 4;      // ... among the victim's last queued
 constexpr double kMinStealUs = 50;         // ... from a queue holding at least this much work
 constexpr double kIdleCheckUs = 100;       // an idle worker looks at the batch this often
 constexpr double kTieUs = 1;               // expected finishes closer than this are equal
+constexpr double kRelEwma = 0.1;           // weight of a task's timing in its worker's `rel`
+constexpr std::size_t kMaxArchs = 32;      // the CPU cores and each GPU (Policy::arch_of)
+
+// A read-write lock of StarPU's (SimGrid needs them), relaxed while waiting as QueueLock.
+struct RwLock {
+  starpu_pthread_rwlock_t l;
+  RwLock() { starpu_pthread_rwlock_init(&l, nullptr); }
+  ~RwLock() { starpu_pthread_rwlock_destroy(&l); }
+  RwLock(const RwLock&) = delete;
+  RwLock& operator=(const RwLock&) = delete;
+};
+struct ReadLock {
+  explicit ReadLock(RwLock& r) : r_(r) {
+    starpu_worker_relax_on();
+    starpu_pthread_rwlock_rdlock(&r_.l);
+    starpu_worker_relax_off();
+  }
+  ~ReadLock() { starpu_pthread_rwlock_unlock(&r_.l); }
+  RwLock& r_;
+};
+struct WriteLock {
+  explicit WriteLock(RwLock& r) : r_(r) {
+    starpu_worker_relax_on();
+    starpu_pthread_rwlock_wrlock(&r_.l);
+    starpu_worker_relax_off();
+  }
+  ~WriteLock() { starpu_pthread_rwlock_unlock(&r_.l); }
+  RwLock& r_;
+};
 
 // What the policy knows of one codelet: per-worker speeds and the FNN that predicts them.
 struct CodeletState {
-  explicit CodeletState(std::size_t n)
+  CodeletState(std::size_t n, std::vector<std::string> archs)
       : speed(new std::atomic<double>[n]),
-        timed(new std::atomic<int>[n]),
+        scale(new std::atomic<double>[n]),
+        rel(new std::atomic<double>[n]),
         eligible(new std::atomic<signed char>[n]),
         cp_now(new std::atomic<double>[n]),
         done(new Done[n]),
         cp_measured(n, 0.0),
-        runs_seen(n, 0) {
-    for (std::size_t w = 0; w < n; ++w) speed[w] = 1.0, timed[w] = kUntimed, eligible[w] = -1, cp_now[w] = NAN;
+        runs_seen(n, 0),
+        costs(std::move(archs)) {
+    for (std::size_t w = 0; w < n; ++w) speed[w] = 1.0, scale[w] = 1.0, rel[w] = 1.0, eligible[w] = -1, cp_now[w] = NAN;
   }
   // What one worker writes at each of its task ends, on a cache line of its own: sixteen
   // workers ending tasks together would otherwise contend for one line.
   struct alignas(64) Done {
-    std::atomic<double> measured{0};    // work/us (post_exec says how), 0 untimed
     std::atomic<long> runs{0};          // tasks timed
     std::atomic<double> batch_work{0};  // done in this batch
     std::atomic<double> work{0}, busy_us{0};  // done in the whole run
   };
   std::string name;
   // Read by push for every worker: written rarely.
-  std::unique_ptr<std::atomic<double>[]> speed;     // what push uses (cost.hpp)
-  std::unique_ptr<std::atomic<int>[]> timed;        // Timing
+  std::unique_ptr<std::atomic<double>[]> speed;     // the speed source's speeds (cost.hpp)
+  // A task's expected time on worker w is its arch's (TaskCosts) x rel[w] x scale[w]:
+  std::unique_ptr<std::atomic<double>[]> scale;     // the speed source's correction, base / speed
+  std::unique_ptr<std::atomic<double>[]> rel;       // w's time over its arch's: its description's
+                                                    // ratio first, then measured (EWMA)
   std::unique_ptr<std::atomic<signed char>[]> eligible;  // can_run's cache: -1 unknown, 0, 1
   std::unique_ptr<std::atomic<double>[]> cp_now;         // the FNN's latest CP (NaN: none)
   std::unique_ptr<Done[]> done;
   std::atomic<bool> stale{true};
-  std::atomic<bool> all_timed{false};    // no member left untimed (a hint: re-checked when false)
   std::atomic<double> speeds_us{-1e300};
   std::atomic<double> alpha{-1};         // DTPS's CPU-class share, < 0 until learned
   // DTPS's dispatch of tasks of different eq. (5) weights (dtps_dispatch.hpp): this batch's
@@ -175,6 +200,8 @@ struct CodeletState {
   double max_rate = 0;
   std::unique_ptr<fnn::Model> model;
   bool trained = false;
+  RwLock costs_lock;  // push reads `costs`, post_exec writes it
+  TaskCosts costs;
 };
 
 // A codelet -> state table that push reads without a lock; inserts under `mutex`.
@@ -257,6 +284,8 @@ struct Running {
   CodeletState* codelet;
   double start_us, work;
   fnn::Features features;
+  std::uint32_t footprint;
+  double cost_work;  // the cost model's work (TaskKey)
 };
 
 struct PendingSample {
@@ -375,12 +404,13 @@ struct Policy {
   std::atomic<int> gpu_nodes{0};      // distinct memory nodes of the CUDA members
   std::vector<WorkerSlot> workers;  // by StarPU worker id; `member` says which are ours
   CodeletTable codelets;
-  // Cold start: a codelet's tasks wait here, taken by whichever worker is idle first, until
-  // every worker that can run it has timed one (seed 000 §3.2); speeds from nothing would
-  // give a slow core as much as a GPU.
-  Mutex cold_mutex;
-  TaskQueue cold;
-  std::atomic<int> ncold{0};
+  // The cost model's archs (task_costs.hpp): "cpu" for every CPU worker, "cudaN" for each GPU;
+  // per worker its arch and its peak rate F over its arch's fastest (emulation included).
+  std::vector<std::string> arch_names;
+  std::vector<double> arch_peak;  // GFLOP/s, the arch's fastest worker's F
+  std::vector<char> arch_gpu;
+  std::vector<std::size_t> arch_of;
+  std::vector<double> peak;        // per worker, GFLOP/s
   std::unique_ptr<Probe> probe;
   // Live features per worker, sampled by an idle worker at most every kFeaturesTtlUs.
   Mutex features_mutex;
@@ -447,10 +477,30 @@ double now_us() { return starpu_timing_now(); }
 bool uses_fnn(const Policy& p) { return p.source == SpeedSource::Fnn || p.source == SpeedSource::FnnDtps; }
 bool uses_dtps(const Policy& p) { return p.source == SpeedSource::Dtps || p.source == SpeedSource::FnnDtps; }
 
-std::string model_path(const Policy& p, const std::string& codelet) {
+std::string model_path(const Policy& p, const std::string& codelet, const char* ext = ".fnn") {
   std::string safe;
   for (char c : codelet) safe += std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' ? c : '_';
-  return p.cfg.model_dir + "/" + safe + ".fnn";
+  return p.cfg.model_dir + "/" + safe + ext;
+}
+const char* const kCostsExt = ".costs";
+
+// The codelet's task costs as an earlier process saved them (task_costs.hpp), over the priors
+// from each arch's peak rate. A corrupt or foreign file: one line, and the priors.
+void load_costs(Policy& p, CodeletState& c, bool flops_work) {
+  for (std::size_t a = 0; a < p.arch_names.size(); ++a)
+    c.costs.set_prior(a, ArchPrior::from_peak(p.arch_peak[a], p.arch_gpu[a], flops_work));
+  const std::string path = model_path(p, c.name, kCostsExt);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return;
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  try {
+    c.costs.from_text(text, c.name);
+    std::lock_guard<Mutex> g(p.batch_mutex);
+    p.log.push_back("costs " + c.name + ": loaded from " + path);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fnndtps: task costs %s ignored, starting afresh (%s); delete the file or set FNNDTPS_MODEL_DIR\n",
+                 c.name.c_str(), e.what());
+  }
 }
 
 // ------------------------------------------------------------------ codelets and speeds
@@ -458,11 +508,14 @@ CodeletState& codelet_state(Policy& p, starpu_task* task) {
   if (CodeletState* c = p.codelets.find(task->cl)) return *c;
   std::lock_guard<Mutex> g(p.codelets.mutex);
   if (CodeletState* c = p.codelets.find(task->cl)) return *c;
-  auto owned = std::make_unique<CodeletState>(p.workers.size());
+  auto owned = std::make_unique<CodeletState>(p.workers.size(), p.arch_names);
   CodeletState& c = *owned;
   const char* name = starpu_task_get_name(task);
   c.name = name ? name : (task->cl->name ? task->cl->name : "unnamed");
   c.recent.resize(p.workers.size());
+  load_costs(p, c, task->flops > 0);
+  for (std::size_t w = 0; w < p.workers.size(); ++w)  // a slower worker of an arch: its F says how much
+    c.rel[w] = p.arch_peak[p.arch_of[w]] / std::max(p.peak[w], 1e-9) * emu::factor(int(w));
   {
     std::lock_guard<Mutex> bg(p.batch_mutex);  // the DTPS store
     if (const DtpsController* ctl = p.dtps.find(c.name); ctl && ctl->turn() > 0) c.alpha = ctl->alpha();
@@ -569,7 +622,13 @@ void refresh_speeds(Policy& p, CodeletState& c, double now) {
   SpeedInputs in;
   in.measured.resize(n);
   in.gpu.resize(n);
-  for (std::size_t w = 0; w < n; ++w) in.measured[w] = get(c.done[w].measured), in.gpu[w] = p.workers[w].gpu;
+  {  // each worker's own throughput: its arch's (fitted or prior) over its `rel`
+    ReadLock cg(c.costs_lock);
+    for (std::size_t w = 0; w < n; ++w) {
+      in.gpu[w] = p.workers[w].gpu;
+      if (p.workers[w].member) in.measured[w] = c.costs.throughput(p.arch_of[w]) / get(c.rel[w]);
+    }
+  }
   if (c.model && c.trained) {  // seed 000 eq. 7: CP_i predicted from the live features
     in.ability.resize(n);
     std::vector<fnn::Features> f;
@@ -593,7 +652,11 @@ void refresh_speeds(Policy& p, CodeletState& c, double now) {
   }
   in.alpha = get(c.alpha);
   const std::vector<double> s = speeds(p.source, in);
-  for (std::size_t w = 0; w < n; ++w) c.speed[w].store(s[w] > 0 ? s[w] : 1e-12, std::memory_order_relaxed);
+  for (std::size_t w = 0; w < n; ++w) {
+    const double speed = s[w] > 0 ? s[w] : 1e-12;
+    c.speed[w].store(speed, std::memory_order_relaxed);
+    c.scale[w].store(in.measured[w] > 0 ? in.measured[w] / speed : 1.0, std::memory_order_relaxed);
+  }
 }
 
 // A task's work: task->flops where the program sets it, else the bytes of its unit, the
@@ -712,16 +775,47 @@ UnitOf unit_of(starpu_task* task) {
   return u;
 }
 
-// A worker's expected time for the task: StarPU's calibrated model where it has one (it knows
-// each footprint: a strip's coarse levels are shorter than its first), else work / measured
-// speed; NaN when neither knows.
-double expected_us(CodeletState& c, starpu_task* task, unsigned ctx, int w, double work) {
+// What the cost model reads of a task: its footprint (StarPU's: the codelet model's footprint
+// function where it has one, else its data's; computed once per task; with its flops where the
+// program sets them, which StarPU's footprints leave out) and its work: those flops, else what
+// it touches at its level (its model's size_base), else its unit's bytes (task_work).
+struct TaskKey {
+  std::uint32_t footprint = 0;
+  double work = 1;
+};
+TaskKey task_key(starpu_task* task) {
+  starpu_perfmodel* m = task->cl->model;
+  TaskKey k;
+  k.footprint = starpu_task_footprint(m, task, nullptr, 0);
+  if (task->flops > 0) k.footprint = starpu_hash_crc32c_be_n(&task->flops, sizeof task->flops, k.footprint);
+  k.work = task->flops > 0 ? task->flops : m && m->size_base ? double(m->size_base(task, 0)) : task_work(task);
+  if (!(k.work > 0)) k.work = 1;
+  return k;
+}
+
+// The task's expected time on worker w's arch (task_costs.hpp): its footprint's measured mean
+// there; else StarPU's per-footprint history where the codelet has a model (an earlier run
+// under any policy calibrated it); else the arch's fit of fixed + work / throughput, else its
+// prior.
+double arch_us(Policy& p, CodeletState& c, starpu_task* task, unsigned ctx, int w, const TaskKey& k) {
+  const std::size_t a = p.arch_of[std::size_t(w)];
+  {
+    ReadLock g(c.costs_lock);
+    double us = 0;
+    if (c.costs.size_us(a, k.footprint, &us)) return us;
+  }
   if (task->cl->model) {
     const double len = starpu_task_worker_expected_length(task, unsigned(w), ctx, 0);
     if (std::isfinite(len) && len > 0) return len;
   }
-  const double measured = get(c.done[w].measured);
-  return measured > 0 ? work / measured : NAN;
+  ReadLock g(c.costs_lock);
+  return c.costs.fitted_us(a, k.work).us;
+}
+
+// Worker w's own expected time: its arch's x rel[w], a slower (or busier) worker of the arch
+// taking longer. What the policy plans with multiplies it by scale[w] (the speed source).
+double base_us(Policy& p, CodeletState& c, starpu_task* task, unsigned ctx, int w, const TaskKey& k) {
+  return arch_us(p, c, task, ctx, w, k) * get(c.rel[std::size_t(w)]);
 }
 
 // DTPS by units at a push: notes what the task tells the next batch's plan, and returns the
@@ -729,13 +823,14 @@ double expected_us(CodeletState& c, starpu_task* task, unsigned ctx, int w, doub
 // with the fewest units: the cores share the unit's memory, so no transfer would keep its
 // tasks together, and timings of a strip's coarse levels make some cores look faster than
 // others (seed 000's division: D_i whole units per worker).
-UnitTable::Place unit_split(Policy& p, CodeletState& c, starpu_task* task, unsigned ctx, double work) {
+UnitTable::Place unit_split(Policy& p, CodeletState& c, starpu_task* task, unsigned ctx, double work,
+                            const TaskKey& key) {
   const UnitOf u = unit_of(task);
   if (u.n == 0) return {};
-  double cpu = NAN;  // on a CPU worker: they share one model, the first says it
+  double cpu = NAN;  // on a CPU worker: they share one arch, the first says it
   for (const WorkerSlot& s : p.workers)
     if (s.member && !s.gpu && can_run(p, c, task, s.id)) {
-      cpu = expected_us(c, task, ctx, s.id, work);
+      cpu = arch_us(p, c, task, ctx, s.id, key);
       break;
     }
   add_shared(p.cpu_unit_us, cpu);
@@ -777,7 +872,7 @@ struct BatchEnd {
 // for the whole batch. A unit's time on the GPU class is the batch's makespan over its units
 // when that class last ran it alone: the unit's transfers in and out are most of it (a
 // strip's kernels take a fraction of its PCIe time), and StarPU's models time kernels only.
-// On a core: StarPU's models (or our timings) summed over the unit's tasks. Under batch_mutex.
+// On a core: the cost model's times (arch_us) summed over the unit's tasks. Under batch_mutex.
 void plan_units(Policy& p, const BatchEnd& b, Policy::Opened& opened, bool cold) {
   CodeletState* dominant = b.dominant;
   const auto n = std::size_t(std::max(0L, p.batch_units.exchange(0)));
@@ -1076,6 +1171,19 @@ void init(unsigned ctx, SpeedSource source) {
     p->probe = std::make_unique<Probe>(specs, probe_options());
     p->features.resize(n);
     for (std::size_t w = 0; w < n; ++w) p->workers[w].peak_F = p->probe->static_features(w).F;
+    // The cost model's archs: the CPU cores alike, each GPU its own (task_costs.hpp).
+    p->peak.resize(n);
+    p->arch_of.resize(n);
+    for (std::size_t w = 0; w < n; ++w) {
+      const WorkerSlot& s = p->workers[w];
+      const std::string arch = s.cuda ? "cuda" + std::to_string(starpu_worker_get_devid(int(w))) : "cpu";
+      const auto it = std::find(p->arch_names.begin(), p->arch_names.end(), arch);
+      p->arch_of[w] = std::size_t(it - p->arch_names.begin());
+      if (it == p->arch_names.end()) p->arch_names.push_back(arch), p->arch_peak.push_back(0), p->arch_gpu.push_back(s.cuda);
+      p->peak[w] = s.peak_F > 0 ? s.peak_F : 1.0;
+      p->arch_peak[p->arch_of[w]] = std::max(p->arch_peak[p->arch_of[w]], p->peak[w]);
+    }
+    if (p->arch_names.size() > kMaxArchs) throw std::runtime_error("more than 31 GPUs");
     if (uses_dtps(*p)) {
       try {
         if (p->dtps.load(p->cfg.model_dir))
@@ -1156,6 +1264,13 @@ void print_codelet(Policy& p, CodeletState& c) {
   std::fprintf(stderr, "  codelet %s", c.name.c_str());
   if (alpha >= 0) std::fprintf(stderr, ": CPU-class share alpha %.4f (DTPS)", alpha);
   std::fprintf(stderr, "\n");
+  {
+    ReadLock g(c.costs_lock);
+    for (std::size_t a = 0; a < c.costs.archs(); ++a)
+      std::fprintf(stderr, "    cost on %s: %.4g us + work / %.4g per us (%s)\n", c.costs.arch_name(a).c_str(),
+                   c.costs.fixed_us(a), c.costs.throughput(a),
+                   c.costs.sizes(a) ? ("fitted to " + std::to_string(c.costs.sizes(a)) + " sizes").c_str() : "prior");
+  }
   std::fprintf(stderr, "    %-22s %8s %11s %7s %14s %6s\n", "worker", "tasks", "busy ms", "share", "speed work/us", "CP");
   for (WorkerSlot& s : p.workers) {
     const auto w = std::size_t(s.id);
@@ -1202,6 +1317,12 @@ void deinit(unsigned ctx) {
       std::error_code ec;
       std::filesystem::create_directories(p->cfg.model_dir, ec);
       p->codelets.each([&](CodeletState& c) {
+        try {
+          fnn::text::replace_file(model_path(*p, c.name, kCostsExt), c.costs.to_text(c.name));
+          p->log.push_back("costs " + c.name + ": saved to " + model_path(*p, c.name, kCostsExt));
+        } catch (const std::exception& e) {
+          warn(*p, "task costs of " + c.name + " not saved (" + e.what() + "); check FNNDTPS_MODEL_DIR");
+        }
         if (!c.model || !c.trained) return;
         try {
           fnn::save_model(*c.model, model_path(*p, c.name));
@@ -1246,76 +1367,6 @@ void enqueue(Policy& p, starpu_task* task, CodeletState& c, unsigned ctx, int w,
 #endif
 }
 
-void enqueue_cold(Policy& p, starpu_task* task, CodeletState& c, [[maybe_unused]] unsigned ctx, double work) {
-  task->sched_data = &c;
-#if !defined(STARPU_NON_BLOCKING_DRIVERS) || defined(STARPU_SIMGRID)
-  int wake = -1;  // eager's protocol: one worker that can run it, chosen while the task is ours
-  starpu_worker_collection* workers = starpu_sched_ctx_get_worker_collection(ctx);
-  starpu_sched_ctx_iterator it;
-  workers->init_iterator_for_parallel_tasks(workers, &it, task);
-  while (wake < 0 && workers->has_next(workers, &it)) {
-    const int w = int(workers->get_next(workers, &it));
-    if (starpu_worker_can_execute_task_first_impl(unsigned(w), task, nullptr)) wake = w;
-  }
-#endif
-  {
-    std::lock_guard<Mutex> g(p.cold_mutex);
-    p.cold.push(QueuedTask{task, task->priority, 0, work, &c});
-    p.ncold.store(int(p.cold.size()), std::memory_order_relaxed);
-    starpu_push_task_end(task);
-  }
-  // Not in StarPU's per-worker task counters: only their owner may decrement them, and a
-  // worker whose counter says nothing still pops this context in turn.
-#if !defined(STARPU_NON_BLOCKING_DRIVERS) || defined(STARPU_SIMGRID)
-  if (wake >= 0) starpu_wake_worker_relax_light(wake);
-#endif
-}
-
-// The first cold task worker `w` can run, in priority order, of a priority above `above`.
-starpu_task* take_cold(Policy& p, int w, double now, long above) {
-  QueuedTask q;
-  bool took;
-  {
-    starpu_worker_relax_on();
-    std::lock_guard<Mutex> g(p.cold_mutex);
-    starpu_worker_relax_off();
-    took = p.cold.pop_front_if(&q, [&](const QueuedTask& t) {
-      return t.priority > above &&
-             starpu_worker_can_execute_task_first_impl(unsigned(w), static_cast<starpu_task*>(t.task), nullptr);
-    });
-    p.ncold.store(int(p.cold.size()), std::memory_order_relaxed);
-  }
-  if (!took) return nullptr;
-  WorkerSlot& s = p.workers[std::size_t(w)];
-  const auto& c = *static_cast<CodeletState*>(q.codelet);
-  s.pipe_end = std::max(now, get(s.pipe_end)) + q.work / c.speed[w].load(std::memory_order_relaxed);
-  return static_cast<starpu_task*>(q.task);
-}
-
-// Workers the codelet was never timed on take their speed from StarPU's performance model of
-// it where one is calibrated (the D/T of earlier runs, seed 000 eqs. 1-4), so that a first
-// run is needed only for codelets without history: one CPU core's first tile of a large
-// GEMM can outlast the GPU's whole product.
-void seed_from_models(Policy& p, CodeletState& c, starpu_task* task, unsigned ctx, double work) {
-  if (!task->cl->model || c.all_timed.load(std::memory_order_relaxed)) return;
-  bool all = true;
-  for (WorkerSlot& s : p.workers) {
-    const int w = s.id;
-    if (!s.member || c.timed[w].load(std::memory_order_relaxed) == kTimed) continue;
-    double len = NAN;
-    if (starpu_worker_can_execute_task_first_impl(unsigned(w), task, nullptr))
-      len = starpu_task_worker_expected_length(task, unsigned(w), ctx, 0);
-    int never = kUntimed;
-    if (std::isfinite(len) && len > 0 && c.timed[w].compare_exchange_strong(never, kTimed)) {
-      c.done[w].measured.store(work / len, std::memory_order_relaxed);
-      c.stale = true;
-    } else {
-      all = false;
-    }
-  }
-  if (all) c.all_timed = true;
-}
-
 int push(starpu_task* task) {
   const unsigned ctx = task->sched_ctx;
   Policy* p = policy_of(ctx);
@@ -1325,14 +1376,16 @@ int push(starpu_task* task) {
     note_push(*p, task, now);
     CodeletState& c = codelet_state(*p, task);
     const double work = task_work(task);
-    if (p->source != SpeedSource::Even) seed_from_models(*p, c, task, ctx, work);
+    const TaskKey key = task_key(task);
     refresh_speeds(*p, c, now);
     const bool data = !p->one_node && STARPU_TASK_GET_NBUFFERS(task) > 0;
     // The transfer time depends on the memory node only: compute it once per node.
     std::array<double, STARPU_MAXNODES> transfer;
     transfer.fill(-1);
-    int best = -1, probe = -1;
-    bool untimed = false;
+    // The arch's expected time, once per arch (arch_us).
+    std::array<double, kMaxArchs> arch_cost;
+    arch_cost.fill(NAN);
+    int best = -1;
     double best_end = 0, best_predicted = 0;
     starpu_worker_collection* workers = starpu_sched_ctx_get_worker_collection(ctx);
     starpu_sched_ctx_iterator it;
@@ -1362,10 +1415,10 @@ int push(starpu_task* task) {
     // Units are split between classes only where both have workers: a run on one class pays nothing.
     if (uses_dtps(*p) && only < 0 && data && p->has_cpu.load(std::memory_order_relaxed) &&
         p->gpu_nodes.load(std::memory_order_relaxed) > 0) {
-      const UnitTable::Place place = unit_split(*p, c, task, ctx, work);
+      const UnitTable::Place place = unit_split(*p, c, task, ctx, work, key);
       only = place.cls, keeper = place.owner;
     }
-    for (int pass = only < 0; pass < 2 && best < 0 && probe < 0; ++pass) {
+    for (int pass = only < 0; pass < 2 && best < 0; ++pass) {
       workers->init_iterator_for_parallel_tasks(workers, &it, task);
       while (workers->has_next(workers, &it)) {
         const int w = int(workers->get_next(workers, &it));
@@ -1373,17 +1426,11 @@ int push(starpu_task* task) {
         // Its context, task->where, task->workerids and the codelet's can_execute.
         if (!s.member || !can_run(*p, c, task, w) || (pass == 0 && (int(s.gpu) != only || (keeper >= 0 && w != keeper))))
           continue;
-        // A worker whose speed for the codelet is not trusted yet runs a probe, to be measured
-        // (seed 000 §3.2: each worker times a first unit; dmda calibrates the same way), one
-        // probe queued at a time. `even` needs no measurement.
-        if (int t = c.timed[w].load(std::memory_order_relaxed); p->source != SpeedSource::Even && t != kTimed) {
-          untimed = true;
-          if (probe < 0 && (t == kUntimed || t == kWarming) && c.timed[w].compare_exchange_strong(t, kProbing))
-            probe = w;
-        }
         double& tr = transfer[s.node];
         if (tr < 0) tr = data ? std::max(0.0, starpu_task_expected_data_transfer_time_for(task, unsigned(w))) : 0.0;
-        const double run = work / c.speed[w].load(std::memory_order_relaxed);
+        double& ac = arch_cost[p->arch_of[std::size_t(w)]];
+        if (std::isnan(ac)) ac = arch_us(*p, c, task, ctx, w, key);
+        const double run = ac * get(c.rel[std::size_t(w)]) * get(c.scale[std::size_t(w)]);
         const double queue_end = std::max(now, get(s.pipe_end)) + queue_wait(s, task->priority);
         // GPUs that compete for a task: its transfer is charged once, as a cost beyond the GPU
         // that holds most of its data (dmda's fitness), not also as a wait before it runs:
@@ -1398,19 +1445,9 @@ int push(starpu_task* task) {
         if (best < 0 || (tie ? w == self : end < best_end)) best = w, best_end = end, best_predicted = finish - queue_end;
       }
     }
-    if (probe >= 0) {
-      WorkerSlot& s = p->workers[std::size_t(probe)];
-      const double queue_end = std::max(now, get(s.pipe_end)) + queue_wait(s, task->priority);
-      best = probe;
-      best_predicted = std::max(0.0, expected_finish(now, queue_end, transfer[s.node], work / c.speed[probe]) - queue_end);
-    }
     if (best < 0) {
       p->pending.fetch_sub(1);
       return -ENODEV;  // nobody in this context can run it: StarPU reports the task
-    }
-    if (untimed && probe < 0) {
-      enqueue_cold(*p, task, c, ctx, work);
-      return 0;
     }
     enqueue(*p, task, c, ctx, best, best_predicted, work);
   } catch (const std::exception& e) {
@@ -1454,14 +1491,11 @@ starpu_task* take_from_busiest(Policy& p, unsigned ctx, int w, double now) {
   // Under the victim's lock: the cheap tests first, a few tasks from the back only.
   const bool took = v.member && late > 0 && v.queue.pop_back_if(kStealScan, &q, [&](const QueuedTask& t) {
     auto* task = static_cast<starpu_task*>(t.task);
-    const auto& c = *static_cast<CodeletState*>(t.codelet);
-    // A probe stays where it is to be measured.
-    if (c.timed[victim].load(std::memory_order_relaxed) != kTimed) return false;
-    // The slower of the policy's speed and the measured one: a move is taken back only by the
+    auto& c = *static_cast<CodeletState*>(t.codelet);
+    // The thief's own expected time, not the policy's plan: a move is taken back only by the
     // next idle moment, and a core's GEMM tile can outlast the GPU's whole queue.
-    const double measured = c.done[w].measured.load(std::memory_order_relaxed);
-    const double speed = c.speed[w].load(std::memory_order_relaxed);
-    const double run = t.work / (measured > 0 ? std::min(speed, measured) : speed);
+    const double run = base_us(p, c, task, ctx, w, task_key(task)) *
+                       std::max(1.0, get(c.scale[std::size_t(w)]));
     // Only a slip longer than half the task here: placement by expected finish already
     // balanced the plan, and a move costs a transfer and draws the unit's later tasks after it.
     if (2 * late <= run || p.cfg.threshold * run >= there_end - now) return false;
@@ -1492,15 +1526,6 @@ starpu_task* pop(unsigned ctx) {
 #endif
   try {
     const double now = now_us();
-    // Cold tasks of a higher priority than this worker's own go first.
-    if (s.member && p->ncold.load(std::memory_order_relaxed) > 0) {
-      long above = LONG_MIN;
-      if (s.nqueued.load(std::memory_order_relaxed) > 0) {
-        QueueLock g(s.queue_mutex);
-        if (!s.queue.empty()) above = s.queue.front_priority();
-      }
-      if (starpu_task* task = take_cold(*p, w, now, above)) return task;
-    }
     if (s.nqueued.load(std::memory_order_relaxed) == 0) {
       starpu_task* task = nullptr;
       if (s.member && p->rebalance) task = take_from_busiest(*p, ctx, w, now);
@@ -1566,8 +1591,25 @@ void pre_exec(starpu_task* task, unsigned ctx) {
     std::unique_lock<Mutex> g(s.latest_mutex, std::try_to_lock);
     if (g.owns_lock()) s.features = s.latest;
   }
-  s.running.push_back(Running{task, c, now, task_work(task), s.features});
+  const TaskKey key = task_key(task);
+  s.running.push_back(Running{task, c, now, task_work(task), s.features, key.footprint, key.work});
   if (emu::configured()) p->running_in_class[s.gpu].fetch_add(1, std::memory_order_relaxed);
+}
+
+// A task's time on worker w into its arch's costs, as the arch's (over rel[w]); rel[w] follows
+// its time over the arch's for a footprint the arch has measured, where the arch has other
+// members to compare with (alone, rel and the arch's time would only trade places).
+void record_cost(Policy& p, CodeletState& c, int w, const Running& r, double dt) {
+  const std::size_t a = p.arch_of[std::size_t(w)];
+  bool shared = false;
+  for (const WorkerSlot& o : p.workers) shared = shared || (o.member && o.id != w && p.arch_of[std::size_t(o.id)] == a);
+  WriteLock g(c.costs_lock);
+  double rel = get(c.rel[std::size_t(w)]), arch = 0;
+  if (shared && c.costs.size_us(a, r.footprint, &arch)) {
+    rel = (1 - kRelEwma) * rel + kRelEwma * dt / arch;
+    c.rel[std::size_t(w)].store(rel, std::memory_order_relaxed);
+  }
+  c.costs.record(a, r.footprint, r.cost_work, dt / rel);
 }
 
 // The task's time runs from its start, or from the end of the one before it on this worker
@@ -1595,10 +1637,8 @@ void post_exec(starpu_task* task, unsigned ctx) {
     CodeletState& c = *r.codelet;
     const double rate = r.work / dt;  // seed 000 eq. 5: D / T
     const long runs = c.done[w].runs.fetch_add(1, std::memory_order_relaxed) + 1;  // this one included
-    c.done[w].measured.store(next_measured(get(c.done[w].measured), rate, runs), std::memory_order_relaxed);
-    if (c.timed[w].load(std::memory_order_relaxed) != kTimed)
-      c.timed[w].store(runs >= probe_runs(s.cuda) ? kTimed : kWarming, std::memory_order_relaxed);
-    if (runs <= kWarmRuns) c.stale = true;  // a warm-up timing changes the speeds
+    record_cost(*p, c, w, r, dt);
+    if (runs <= TaskCosts::kWarmRuns) c.stale = true;  // a first timing changes the speeds most
     if (c.model) s.pending.push_back(PendingSample{&c, r.features, rate});
     ++s.tasks;
     s.busy_us += dt;

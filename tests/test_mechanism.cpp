@@ -5,9 +5,12 @@
 
 #include <cmath>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "scheduler/cost.hpp"
+#include "scheduler/task_costs.hpp"
 #include "scheduler/queue.hpp"
 
 namespace {
@@ -15,9 +18,6 @@ namespace {
 using sched::QueuedTask;
 using sched::SpeedSource;
 using sched::TaskQueue;
-using sched::kEwma;
-using sched::kWarmRuns;
-using sched::next_measured;
 
 void* task(std::intptr_t i) { return reinterpret_cast<void*>(i); }
 std::intptr_t id(const QueuedTask& q) { return reinterpret_cast<std::intptr_t>(q.task); }
@@ -128,17 +128,6 @@ sched::SpeedInputs inputs() {
   return in;
 }
 
-TEST(Speeds, AColdFirstTimingIsForgottenThenTimingsAverage) {
-  double m = next_measured(0, 1, 1);  // a GPU's first launch, loading its kernel: 100x slow
-  EXPECT_EQ(m, 1);
-  m = next_measured(m, 100, 2);  // warm
-  EXPECT_EQ(m, 100);
-  for (long runs = 3; runs <= kWarmRuns; ++runs) m = next_measured(m, 90, runs);
-  EXPECT_EQ(m, 100) << "the fastest of the first kWarmRuns";
-  m = next_measured(m, 50, kWarmRuns + 1);  // then a slowdown: followed, smoothed
-  EXPECT_DOUBLE_EQ(m, (1 - kEwma) * 100 + kEwma * 50);
-}
-
 TEST(Speeds, EvenGivesEveryWorkerTheMeanMeasuredSpeed) {
   for (double s : sched::speeds(SpeedSource::Even, inputs())) EXPECT_DOUBLE_EQ(s, 32.0 / 3);
 }
@@ -220,3 +209,123 @@ TEST(Speeds, NothingTimedGivesEqualSpeeds) {
 }
 
 }  // namespace
+
+// ------------------------------------------------------------------ task costs (task_costs.hpp)
+using sched::ArchPrior;
+using sched::TaskCosts;
+
+TaskCosts two_archs() {
+  TaskCosts c({"cpu", "cuda0"});
+  c.set_prior(0, ArchPrior::from_peak(80, false, false));     // a 2.5 GHz AVX-512 core
+  c.set_prior(1, ArchPrior::from_peak(67000, true, false));   // an H200
+  return c;
+}
+
+TEST(TaskCosts, APriorFromThePeakRatesKeepsACoreOffWorkTheGpuEndsFirst) {
+  const TaskCosts c = two_archs();
+  const double strip = 16.0 * (1 << 20);  // one 16 MiB pass
+  const double cpu = c.fitted_us(0, strip).us, gpu = c.fitted_us(1, strip).us;
+  EXPECT_EQ(c.fitted_us(0, strip).source, sched::CostSource::Prior);
+  EXPECT_DOUBLE_EQ(c.throughput(1) / c.throughput(0), 67000.0 / 80) << "bytes at the peak rates' ratio";
+  EXPECT_GT(cpu / gpu, 400) << "a GPU's fixed cost per task is 5x a core's";
+  EXPECT_NEAR(cpu, sched::kPriorFixedCpuUs + strip / (80 * sched::kPriorBytesPerGflop), 1e-6 * cpu);
+  // Flops at kPriorFlopEfficiency of the peak: a 1024^3 GEMM tile, 2.1 GFLOP.
+  const ArchPrior f = ArchPrior::from_peak(80, false, true);
+  EXPECT_NEAR(f.fixed_us + 2.147e9 / f.throughput, 2.147e9 / 40e3 + sched::kPriorFixedCpuUs, 1e-3);
+  EXPECT_GT(ArchPrior::from_peak(0, false, false).throughput, 0) << "an unknown peak is a slow core, never 0";
+}
+
+TEST(TaskCosts, AColdFirstTimingIsForgottenThenTimingsAverage) {
+  TaskCosts c = two_archs();
+  double us = 0;
+  EXPECT_FALSE(c.size_us(1, 7, &us));
+  c.record(1, 7, 1000, 100);  // a GPU's first launch, loading its kernel: 100x slow
+  ASSERT_TRUE(c.size_us(1, 7, &us));
+  EXPECT_EQ(us, 100);
+  c.record(1, 7, 1000, 1);  // warm
+  for (long runs = 3; runs <= TaskCosts::kWarmRuns; ++runs) c.record(1, 7, 1000, 1.1);
+  c.size_us(1, 7, &us);
+  EXPECT_EQ(us, 1) << "the fastest of the first kWarmRuns";
+  c.record(1, 7, 1000, 2);  // then a slowdown: followed, smoothed
+  c.size_us(1, 7, &us);
+  EXPECT_DOUBLE_EQ(us, (1 - TaskCosts::kEwma) * 1 + TaskCosts::kEwma * 2);
+  EXPECT_FALSE(c.size_us(0, 7, &us)) << "one arch's timings are not another's";
+}
+
+TEST(TaskCosts, TheSizesMeasuredPredictTheOthersWithAFixedCostPerTask) {
+  // A core at 5 us a task + 100 work/us, measured at the coarse levels only (the inverse's
+  // first tasks): the finest level must come out at its own cost, not the coarse ones' rate.
+  TaskCosts c = two_archs();
+  for (double work : {1000.0, 4000.0, 16000.0}) c.record(0, std::uint32_t(work), work, 5 + work / 100);
+  const auto e = c.fitted_us(0, 256000);
+  EXPECT_EQ(e.source, sched::CostSource::Fit);
+  EXPECT_NEAR(e.us, 5 + 2560, 1e-6 * 2565);
+  EXPECT_NEAR(c.fixed_us(0), 5, 1e-9);
+  EXPECT_NEAR(c.throughput(0), 100, 1e-9);
+  EXPECT_EQ(c.fitted_us(1, 256000).source, sched::CostSource::Prior) << "the GPU measured nothing";
+}
+
+TEST(TaskCosts, OneSizeKeepsThePriorsFixedCostAndFitsTheRest) {
+  TaskCosts c = two_archs();
+  c.record(1, 1, 1e6, 110);  // the prior's 10 us fixed, 1e6 work in 100 us
+  EXPECT_NEAR(c.fixed_us(1), sched::kPriorFixedGpuUs, 1e-9);
+  EXPECT_NEAR(c.fitted_us(1, 2e6).us, 210, 1e-6);
+  c.record(0, 1, 1e3, 3);  // a fixed part at most half the fastest time
+  EXPECT_LE(c.fixed_us(0), 1.5);
+  EXPECT_GT(c.throughput(0), 0);
+}
+
+TEST(TaskCosts, TimesThatDoNotGrowWithWorkStillGiveAPositiveThroughput) {
+  const ArchPrior f = sched::fit_affine({{1000, 50, 1}, {2000, 40, 1}, {4000, 45, 1}}, 10);
+  EXPECT_GE(f.fixed_us, 0);
+  EXPECT_LE(f.fixed_us, 20);
+  EXPECT_GT(f.throughput, 0);
+  EXPECT_TRUE(std::isfinite(f.fixed_us + 4000 / f.throughput));
+}
+
+TEST(TaskCosts, SavedAndLoadedByTheNextProcess) {
+  TaskCosts a = two_archs();
+  a.record(0, 0xdeadbeef, 4096, 12.5);
+  a.record(1, 42, 4096, 0.75);
+  a.record(1, 42, 4096, 0.5);
+  const std::string text = a.to_text("lwt_h_fwd");
+  // The next process has the same CPU arch and another GPU: the GPU's sizes are not its own.
+  TaskCosts b({"cpu", "cuda1"});
+  b.set_prior(1, ArchPrior::from_peak(67000, true, false));
+  b.from_text(text, "lwt_h_fwd");
+  double us = 0;
+  ASSERT_TRUE(b.size_us(0, 0xdeadbeef, &us));
+  EXPECT_EQ(us, 12.5);
+  EXPECT_FALSE(b.size_us(1, 42, &us));
+  EXPECT_EQ(b.to_text("lwt_h_fwd").find("cuda0"), std::string::npos);
+  TaskCosts c = two_archs();
+  c.from_text(text, "lwt_h_fwd");
+  ASSERT_TRUE(c.size_us(1, 42, &us));
+  EXPECT_EQ(us, 0.5);
+  EXPECT_EQ(c.to_text("lwt_h_fwd"), text) << "a round trip keeps every size, mean and count";
+}
+
+TEST(TaskCosts, ACorruptOrForeignFileIsRefusedInOneLine) {
+  TaskCosts a = two_archs();
+  a.record(0, 1, 4096, 12.5);
+  const std::string text = a.to_text("lwt_h_fwd");
+  std::string edited = text;
+  edited.replace(edited.find("12.5"), 4, "99.5");
+  const auto refused = [](const std::string& t, const char* codelet) {
+    TaskCosts c = two_archs();
+    try {
+      c.from_text(t, codelet);
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+      double us = 0;
+      EXPECT_FALSE(c.size_us(0, 1, &us)) << "nothing of a refused file is kept";
+      return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(refused(edited, "lwt_h_fwd")) << "checksum";
+  EXPECT_TRUE(refused(text, "lwt_v_fwd")) << "another codelet's file";
+  EXPECT_TRUE(refused(text.substr(0, text.size() / 2), "lwt_h_fwd")) << "truncated";
+  EXPECT_TRUE(refused("not a costs file\n", "lwt_h_fwd"));
+  EXPECT_FALSE(refused(text, "lwt_h_fwd"));
+}

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -230,15 +231,58 @@ TEST(Fnn, AWrongModelCannotGiveASlowWorkerUnitsItCannotFinish) {
   EXPECT_GE(std::min({u[0], u[1], u[2]}), 60) << "the three fast workers share the batch";
 }
 
-// Cold start: before a codelet is timed on every worker, its units go to whichever worker is
-// idle, so the 200x-slowed worker runs one unit (1 s) while the others run the rest. Equal
-// shares would have given it 55 units: 55 s.
-TEST(ColdStart, EachWorkerTimesOneUnitFirst) {
-  for (const char* policy : {"boyer", "dtps", "fnn"}) {
+// Right from the first task: a worker's description (its peak rate F, lowered 200x by the
+// emulation, which stands for a slower worker) prices its tasks before it ran any, so the
+// 200x-slowed worker gets no unit of the first batch (a unit would take it 1 s, the others
+// 0.37 s for all of them); equal shares would have given it 55 units: 55 s.
+TEST(FirstTask, AWorkerTheDescriptionSaysIsSlowGetsNoUnitOfTheFirstBatch) {
+  for (const char* policy : {"boyer", "dtps", "fnn", "fnn-dtps"}) {
     SCOPED_TRACE(policy);
     const BatchResult b = run(policy, 1, "0:1,1:1,2:1,3:200").front();
-    EXPECT_EQ(b.units[3], 1) << "one unit of 1 s on the slow worker, the rest elsewhere";
+    EXPECT_EQ(b.units[3], 0) << "no unit of 1 s on the slow worker";
+    EXPECT_GE(std::min({b.units[0], b.units[1], b.units[2]}), 60) << "the three fast workers share the batch";
   }
+}
+
+// What a process measured, the next one starts from: the codelet's task costs are saved beside
+// its FNN model and loaded, and the next process adds its timings to the same sizes.
+TEST(FirstTask, ASecondProcessStartsFromTheFirstsCosts) {
+  const auto dir = std::filesystem::temp_directory_path() / ("fnndtps_costs_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const auto runs_saved = [&] {  // the runs of the one size the codelet has, as saved
+    std::ifstream in(dir / "emulated_unit.costs");
+    for (std::string line; std::getline(in, line);) {
+      std::istringstream fields(line);
+      std::string word, arch, fp;
+      double work = 0, us = 0;
+      long runs = 0;
+      if (fields >> word >> arch >> fp >> work >> us >> runs && word == "size") return runs;
+    }
+    return 0L;
+  };
+  setenv("FNNDTPS_SUMMARY", "1", 1);
+  ::testing::internal::CaptureStderr();
+  run("boyer", 1, "0:1,1:1,2:2,3:4", 0, dir.string());
+  const std::string first = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(first.find("costs emulated_unit: saved to"), std::string::npos) << first;
+  EXPECT_EQ(first.find("costs emulated_unit: loaded from"), std::string::npos) << first;
+  const long after_first = runs_saved();
+  EXPECT_EQ(after_first, kUnits) << "every task's time, on the one CPU arch";
+  ::testing::internal::CaptureStderr();
+  run("boyer", 1, "0:1,1:1,2:2,3:4", 0, dir.string());
+  const std::string second = ::testing::internal::GetCapturedStderr();
+  unsetenv("FNNDTPS_SUMMARY");
+  EXPECT_NE(second.find("costs emulated_unit: loaded from"), std::string::npos) << second;
+  EXPECT_NE(second.find("cost on cpu:"), std::string::npos) << second;
+  EXPECT_EQ(runs_saved(), 2 * kUnits) << "the second process's timings join the first's";
+  // A corrupt file is reported in one line and replaced, never trusted.
+  std::ofstream(dir / "emulated_unit.costs") << "not a costs file\n";
+  ::testing::internal::CaptureStderr();
+  run("boyer", 1, "0:1,1:1,2:2,3:4", 0, dir.string());
+  const std::string third = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(third.find("fnndtps: task costs emulated_unit ignored, starting afresh"), std::string::npos) << third;
+  EXPECT_EQ(runs_saved(), kUnits) << "afresh";
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Models, RecordedSavedAndLoadedByTheNextRun) {

@@ -1,0 +1,158 @@
+#include "scheduler/task_costs.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "fnn/text.hpp"
+
+namespace sched {
+
+namespace txt = fnn::text;
+
+ArchPrior ArchPrior::from_peak(double gflops, bool gpu, bool flops_work) {
+  const double f = gflops > 0 && std::isfinite(gflops) ? gflops : 1.0;  // unknown: a slow core
+  ArchPrior p;
+  p.fixed_us = gpu ? kPriorFixedGpuUs : kPriorFixedCpuUs;
+  p.throughput = flops_work ? f * 1e3 * kPriorFlopEfficiency : f * kPriorBytesPerGflop;
+  return p;
+}
+
+const char* to_string(CostSource s) {
+  switch (s) {
+    case CostSource::Size: return "size";
+    case CostSource::Fit: return "fit";
+    case CostSource::Prior: return "prior";
+  }
+  return "?";
+}
+
+ArchPrior fit_affine(const std::vector<TaskCosts::Size>& points, double fixed_hint) {
+  double min_us = HUGE_VAL, wmin = HUGE_VAL, wmax = 0;
+  for (const auto& p : points) min_us = std::min(min_us, p.us), wmin = std::min(wmin, p.work), wmax = std::max(wmax, p.work);
+  ArchPrior out;
+  if (points.empty()) return out;
+  if (wmax > wmin * 1.01) {  // ordinary least squares of us = fixed + work / throughput
+    double mw = 0, mt = 0;
+    for (const auto& p : points) mw += p.work, mt += p.us;
+    mw /= double(points.size()), mt /= double(points.size());
+    double cov = 0, var = 0;
+    for (const auto& p : points) cov += (p.work - mw) * (p.us - mt), var += (p.work - mw) * (p.work - mw);
+    const double slope = cov / var, fixed = mt - slope * mw;
+    if (slope > 0 && fixed >= 0 && fixed <= min_us) return {fixed, 1 / slope};
+  }
+  // One size, or sizes that do not fit the form: the hinted fixed cost (at most half the
+  // fastest time) and the slope through it, least squares.
+  out.fixed_us = std::clamp(fixed_hint, 0.0, 0.5 * min_us);
+  double num = 0, den = 0;
+  for (const auto& p : points) num += p.work * (p.us - out.fixed_us), den += p.work * p.work;
+  out.throughput = num > 0 && den > 0 ? den / num : 1e300;
+  return out;
+}
+
+TaskCosts::TaskCosts(std::vector<std::string> archs) {
+  for (auto& n : archs) archs_.push_back(Arch{std::move(n), {}, {}, 0, 1});
+}
+
+void TaskCosts::set_prior(std::size_t arch, const ArchPrior& p) {
+  Arch& a = archs_.at(arch);
+  a.prior = p;
+  refit(a);
+}
+
+bool TaskCosts::size_us(std::size_t arch, std::uint32_t footprint, double* us) const {
+  const auto& sizes = archs_[arch].sizes;
+  const auto it = sizes.find(footprint);
+  if (it == sizes.end()) return false;
+  *us = it->second.us;
+  return true;
+}
+
+CostEstimate TaskCosts::fitted_us(std::size_t arch, double work) const {
+  const Arch& a = archs_[arch];
+  return {fixed_us(arch) + work / throughput(arch), a.sizes.empty() ? CostSource::Prior : CostSource::Fit};
+}
+
+double TaskCosts::throughput(std::size_t arch) const {
+  const Arch& a = archs_[arch];
+  return a.sizes.empty() ? a.prior.throughput : a.throughput;
+}
+
+double TaskCosts::fixed_us(std::size_t arch) const {
+  const Arch& a = archs_[arch];
+  return a.sizes.empty() ? a.prior.fixed_us : a.fixed_us;
+}
+
+void TaskCosts::record(std::size_t arch, std::uint32_t footprint, double work, double us) {
+  if (!(us > 0) || !std::isfinite(us) || !(work > 0) || !std::isfinite(work)) return;
+  Arch& a = archs_.at(arch);
+  Size& s = a.sizes[footprint];
+  s.work = work;
+  ++s.runs;
+  s.us = s.runs == 1 ? us : s.runs <= kWarmRuns ? std::min(s.us, us) : (1 - kEwma) * s.us + kEwma * us;
+  refit(a);
+}
+
+void TaskCosts::refit(Arch& a) {
+  if (a.sizes.empty()) return;
+  std::vector<Size> points;
+  points.reserve(a.sizes.size());
+  for (const auto& kv : a.sizes) points.push_back(kv.second);
+  const ArchPrior f = fit_affine(points, a.prior.fixed_us);
+  a.fixed_us = f.fixed_us, a.throughput = f.throughput;
+}
+
+// ------------------------------------------------------------------ the file
+namespace {
+constexpr const char* kMagic = "fnndtps-task-costs";
+struct CostsError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+}  // namespace
+
+std::string TaskCosts::to_text(const std::string& codelet) const {
+  std::string t = std::string(kMagic) + " 1\ncodelet " + codelet + "\n";
+  t += "# size <arch> <footprint> <work> <mean us> <runs>\n";
+  for (const Arch& a : archs_)
+    for (const auto& [fp, s] : a.sizes) {
+      char hex[9];
+      std::snprintf(hex, sizeof hex, "%08x", fp);
+      t += "size " + a.name + " " + hex + " " + txt::number(s.work) + " " + txt::number(s.us) + " " +
+           std::to_string(s.runs) + "\n";
+    }
+  return t + "checksum fnv1a64 " + txt::hex16(txt::fnv1a64(t)) + "\n";
+}
+
+void TaskCosts::from_text(const std::string& text, const std::string& codelet) {
+  txt::Parser<CostsError> p(text, "task costs of " + codelet);
+  txt::Line l = p.next(std::string("'") + kMagic + " 1'");
+  p.expect(l, kMagic, 1, std::string("'") + kMagic + " 1'");
+  if (l.tokens[1] != "1") p.fail(l.number, "unsupported version '" + txt::shown(l.tokens[1]) + "'");
+  l = p.next("'codelet <name>'");
+  p.expect(l, "codelet", 1, "'codelet <name>'");
+  if (l.tokens[1] != codelet) p.fail(l.number, "the file is codelet '" + txt::shown(l.tokens[1]) + "''s");
+  std::vector<Arch> read = archs_;
+  for (Arch& a : read) a.sizes.clear();
+  for (;;) {
+    l = p.next("'checksum fnv1a64 <hex>'");
+    if (l.tokens[0] == "checksum") break;
+    p.expect(l, "size", 5, "'size <arch> <footprint> <work> <us> <runs>'");
+    std::uint32_t fp = 0;
+    const std::string_view h = l.tokens[2];
+    const auto r = std::from_chars(h.data(), h.data() + h.size(), fp, 16);
+    if (r.ec != std::errc() || r.ptr != h.data() + h.size()) p.fail(l.number, "bad footprint '" + txt::shown(h) + "'");
+    const double work = p.real(l, l.tokens[3], "work"), us = p.real(l, l.tokens[4], "time");
+    const std::size_t runs = p.count(l, l.tokens[5], "runs");
+    if (!(work > 0) || !(us > 0) || runs == 0) p.fail(l.number, "work, time and runs must be positive");
+    for (Arch& a : read)
+      if (a.name == l.tokens[1]) a.sizes[fp] = Size{work, us, long(runs)};
+  }
+  p.expect(l, "checksum", 2, "'checksum fnv1a64 <hex>'", "fields");
+  if (l.tokens[1] != "fnv1a64") p.fail(l.number, "unknown checksum '" + txt::shown(l.tokens[1]) + "'");
+  if (l.tokens[2] != txt::hex16(txt::fnv1a64(std::string_view(text).substr(0, l.offset))))
+    p.fail(l.number, "checksum mismatch: the file is corrupt or was edited by hand");
+  if (!p.at_end()) p.fail(p.line(), "unexpected content after the checksum line");
+  for (Arch& a : read) refit(a);
+  archs_ = std::move(read);
+}
+
+}  // namespace sched

@@ -1,0 +1,107 @@
+// What one codelet's tasks cost on each kind of worker (DESIGN §6, the cost): right from the
+// first task, and carried from one process to the next. No StarPU.
+//
+// An arch is a kind of worker whose tasks cost alike: the CPU cores share one, each GPU has its
+// own (as StarPU's per-arch models). A task's expected time on an arch comes from the first of
+// these sources that knows it:
+//   size   the mean time of the tasks of the same footprint measured on that arch (this
+//          process or an earlier one: saved beside the FNN models): exact for the shapes a
+//          program repeats, whatever a size means to it;
+//   (the policy then asks StarPU's per-footprint history, where the codelet has a model)
+//   fit    fixed + work / throughput, the two fitted to the sizes measured on that arch: a
+//          fixed cost per task (a GPU's launch, a core's call) and a throughput, so that one
+//          level of a transform predicts the others (seed 000 eq. 5, D / T, with T's fixed part
+//          apart);
+//   prior  the same form from the worker's description before any measurement (seed 000
+//          §3.3: the FNN's features F, the peak rate, say what a worker can do before it ran
+//          anything): fixed kPriorFixedUs, throughput from F (ArchPrior::from_peak).
+// Work is the task's flops where the program sets them, else the bytes it touches at its
+// level (StarPU's size_base where the codelet's model has one), else its unit's bytes.
+//
+// Not thread-safe: the policy keeps each codelet's TaskCosts under a read-write lock.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace sched {
+
+struct ArchPrior {
+  double fixed_us = 0;     // per task
+  double throughput = 1;   // work per microsecond
+  // Before any measurement, from the arch's peak rate F (GFLOP/s, the FNN's feature): flops
+  // at kPriorFlopEfficiency of the peak; bytes at kPriorBytesPerGflop per us per GFLOP/s
+  // (a memory-bound pass: a 2.5 GHz AVX-512 core, ~80 GFLOP/s, streams ~1.6 GB/s through a
+  // lifting pass; an H200, 67 TFLOP/s, ~1.3 TB/s). Only the ratio between workers and the
+  // order of magnitude against the bus model's transfer times matter: the first measurement
+  // on an arch replaces the prior there.
+  static ArchPrior from_peak(double gflops, bool gpu, bool flops_work);
+};
+constexpr double kPriorFixedCpuUs = 2, kPriorFixedGpuUs = 10;
+constexpr double kPriorFlopEfficiency = 0.5;
+constexpr double kPriorBytesPerGflop = 20;  // bytes per us per GFLOP/s
+
+enum class CostSource { Size, Fit, Prior };
+const char* to_string(CostSource s);
+
+struct CostEstimate {
+  double us = 0;
+  CostSource source = CostSource::Prior;
+};
+
+class TaskCosts {
+ public:
+  // A size's time: the fastest of its first kWarmRuns timings (a codelet's first run on a
+  // GPU loads its module, caches are cold: only ever slower), then an EWMA of weight kEwma.
+  static constexpr long kWarmRuns = 3;
+  static constexpr double kEwma = 0.1;
+
+  struct Size {
+    double work = 0, us = 0;
+    long runs = 0;
+  };
+
+  // `archs`: the arch names, in the policy's arch numbering.
+  explicit TaskCosts(std::vector<std::string> archs);
+  std::size_t archs() const { return archs_.size(); }
+  const std::string& arch_name(std::size_t a) const { return archs_.at(a).name; }
+  void set_prior(std::size_t arch, const ArchPrior& p);
+
+  // The measured mean of this footprint on `arch`; false when never measured.
+  bool size_us(std::size_t arch, std::uint32_t footprint, double* us) const;
+  // fixed + work / throughput, fitted where `arch` has measurements, else the prior.
+  CostEstimate fitted_us(std::size_t arch, double work) const;
+  // The arch's throughput (work/us) and fixed cost as fitted or prior.
+  double throughput(std::size_t arch) const;
+  double fixed_us(std::size_t arch) const;
+  std::size_t sizes(std::size_t arch) const { return archs_.at(arch).sizes.size(); }
+
+  void record(std::size_t arch, std::uint32_t footprint, double work, double us);
+
+  // The file beside a codelet's FNN model: its measured sizes per arch, with a checksum.
+  // from_text throws std::invalid_argument with a one-line reason on anything malformed;
+  // sizes of archs this process does not have are ignored (another machine's workers).
+  std::string to_text(const std::string& codelet) const;
+  void from_text(const std::string& text, const std::string& codelet);
+
+ private:
+  struct Arch {
+    std::string name;
+    ArchPrior prior;
+    std::map<std::uint32_t, Size> sizes;
+    double fixed_us = 0, throughput = 1;  // the fit, valid when !sizes.empty()
+  };
+  void refit(Arch& a);
+  std::vector<Arch> archs_;
+};
+
+// Least-squares fixed + work / throughput over (work, us) points, fixed in [0, the smallest
+// time] and throughput > 0; with one distinct work, `fixed_hint` (clamped) and the rest as
+// work / throughput. Returns {fixed_us, throughput}.
+ArchPrior fit_affine(const std::vector<TaskCosts::Size>& points, double fixed_hint);
+
+}  // namespace sched
