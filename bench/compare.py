@@ -10,6 +10,7 @@ results.csv, compare.png and one log per run.
                    [--gpus 1,2,4,8] [--out DIR] [--quick] [--timeout S] ... (--help lists every option)
   bench/compare.py --from-csv OUT/results.csv --out DIR     (the table and the PNG again)
   bench/compare.py --simulate h200x4 [--apps lwt2d,gemm] ...  (the same on a SimGrid-simulated node)
+  bench/compare.py --cold [bench/cold.py's options]  (the cold bench: each command its own process)
 
 Conditions (--perturb):
   none       stable: nothing else runs.
@@ -1082,7 +1083,13 @@ def parse_args(argv):
     ap.add_argument("--keep-models", action="store_true", help="keep OUT/models from an earlier run")
     ap.add_argument("--from-csv", metavar="CSV", help="run nothing: the table and the PNG again from a results.csv")
     ap.add_argument("--quick", action="store_true", help="small sizes and few runs, for CPU-only machines")
+    ap.add_argument("--cold", nargs=argparse.REMAINDER, metavar="...",
+                    help="run the cold bench instead, every option after it its own (bench/cold.py --help)")
     args = ap.parse_args(argv)
+    if args.cold is not None:
+        if argv[0] != "--cold":  # compare's options would be silently dropped
+            ap.error("--cold comes first; the options after it are bench/cold.py's")
+        return args
     q = args.quick
     sim = bool(args.simulate)
     args.build = args.build or ("build-sim" if sim else "build")
@@ -1133,6 +1140,9 @@ def replot(args):
 
 def main(argv):
     args = parse_args(argv)
+    if args.cold is not None:
+        import cold  # bench/cold.py, beside this file
+        return cold.main(args.cold)
     args.build = os.path.abspath(args.build)
     args.out = os.path.abspath(args.out or os.path.join(args.build, "bench"))
     if args.from_csv:

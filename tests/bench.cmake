@@ -1,12 +1,18 @@
-# The bench's one command (bench/compare.py --quick on a tiny LWT, stable and emulated) and the
-# perturbation injector's contract. bench/ is added after tests/, so test for the option, not
-# the target; generator expressions resolve it later.
+# The bench's one command (bench/compare.py --quick on a tiny LWT, stable and emulated), the cold
+# bench (bench/cold.py --quick) and the perturbation injector's contract. bench/ is added after
+# tests/, so test for the option, not the target; generator expressions resolve it later.
 if(TARGET lwt2d)
   add_test(NAME bench_compare_quick
            COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_bench.sh compare ${PROJECT_SOURCE_DIR}/bench/compare.py
                    ${CMAKE_BINARY_DIR})
   # It compares the emulated classes' times (x3 against x1): run alone, not beside other tests.
   set_tests_properties(bench_compare_quick PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120 RUN_SERIAL TRUE)
+  # The cold bench (bench/cold.py --quick): one process per run, fresh StarPU and model folders.
+  add_test(NAME bench_cold_quick
+           COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_bench.sh cold ${PROJECT_SOURCE_DIR}/bench/cold.py
+                   ${CMAKE_BINARY_DIR})
+  # Its processes time themselves: run alone, not beside other tests.
+  set_tests_properties(bench_cold_quick PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE)
 endif()
 if(FNNDTPS_BUILD_BENCH)
   add_test(NAME perturb_cli COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_bench.sh perturb $<TARGET_FILE:perturb>)

@@ -11,6 +11,12 @@
 #     --gpus is refused without a GPU, as are the counts 0 and x; --emu-gpus names the emulated
 #     condition's GPU class, and only workers that exist. Exit 77 (skipped) without
 #     Debian's matplotlib.
+#   tests/test_bench.sh cold COLD_PY BUILD_DIR
+#     bench/cold.py --quick on a 256 x 256 surface, fnn-dtps and dmdas (and gpu-alone, skipped
+#     without a GPU), 2 processes each: two rows with numbers per command and configuration, one
+#     log per process, the table printed and written; run 1 started from the calibrated bus
+#     alone and run 2 from the model folder run 1 left; a process past its timeout is a row
+#     marked timeout (exit 1); bad options are one line and exit 2, also through compare.py --cold.
 #   tests/test_bench.sh perturb PERTURB
 #     perturb's contract: one line saying what it does, a clean exit on SIGTERM and SIGINT and
 #     after --seconds, and one line on stderr with exit 2 for each bad option.
@@ -139,6 +145,107 @@ sys.exit(reps != {"class": "3", "builtin": "2"})' "$dir/cr/results.csv"
     "$PY" "$compare" --build "$build" --gpus $bad --out "$dir/bad" >"$dir/bad.txt" 2>&1; rc=$?
     check "--gpus $bad: exit 2 (got $rc), one line" test $rc -eq 2 -a "$(wc -l <"$dir/bad.txt")" -eq 1
   done
+elif [[ $mode == cold ]]; then
+  cold=$1 build=$2
+  gpu=0
+  if command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then gpu=1; fi
+  "$PY" "$cold" --build "$build" --quick --sizes 256 --configs fnn-dtps,dmdas,gpu-alone --runs 2 \
+    --out "$dir/out" >"$dir/stdout" 2>"$dir/stderr"
+  rc=$?
+  check "cold.py exits 0 (got $rc)" test $rc -eq 0
+  total=$((gpu ? 18 : 12))
+  check "progress lines on stderr, $total processes" \
+    grep -q "^\[1/$total\] forward 256 fnn-dtps run 1\$" "$dir/stderr"
+  check "the last progress line" grep -q "^\[$total/$total\] filter 256 $( ((gpu)) && echo gpu-alone || echo dmdas) run 2\$" "$dir/stderr"
+  if ((gpu)); then
+    check "no gpu-alone note with a GPU" bash -c "! grep -q 'gpu-alone skipped' '$dir/stderr'"
+  else
+    check "gpu-alone skipped in one note line" test "$(grep -c '^cold.py: gpu-alone skipped' "$dir/stderr")" -eq 1
+  fi
+  check "table printed and written to cold.txt" cmp -s "$dir/stdout" "$dir/out/cold.txt"
+  check "table: the ratio columns" grep -Eq 'fnn-dtps/gpu-alone run1 +fnn-dtps/dmdas run1$' "$dir/stdout"
+  # fnn-dtps's run 1 / run 2, dmdas's, gpu-alone's (skipped without a GPU), then two ratios each.
+  check "table: forward 256 row with both runs and the ratio to dmdas" \
+    grep -Eq '^forward +256 +[0-9.]+ / [0-9.]+ +[0-9.]+ / [0-9.]+ +(skipped|[0-9.]+ / [0-9.]+) +(- / -|[0-9.]+ / [0-9.]+) +[0-9.]+ / [0-9.]+$' \
+    "$dir/stdout"
+  "$PY" - "$dir/out" $gpu <<'PY' && ok "CSV rows, logs and folders" || fail "CSV rows, logs and folders"
+import csv, os, re, sys
+out, gpu = sys.argv[1], sys.argv[2] == "1"
+rows = list(csv.DictReader(open(os.path.join(out, "cold.csv"))))
+problems = []
+fields = ["command", "size", "config", "run", "transform_ms", "process_ms", "peak_rss_kb", "status"]
+if list(rows[0].keys()) != fields:
+    problems.append(f"CSV columns {list(rows[0].keys())}")
+ran = ["fnn-dtps", "dmdas"] + (["gpu-alone"] if gpu else [])
+for cmd in ("forward", "inverse", "filter"):
+    for cfg in ran:
+        mine = [r for r in rows if r["command"] == cmd and r["config"] == cfg]
+        if sorted(r["run"] for r in mine) != ["1", "2"]:
+            problems.append(f"{cmd} {cfg}: runs {[r['run'] for r in mine]}, expected 1 and 2")
+        for r in mine:
+            try:
+                t, p, rss = float(r["transform_ms"]), float(r["process_ms"]), int(r["peak_rss_kb"])
+            except ValueError:
+                problems.append(f"{cmd} {cfg} run {r['run']}: not numbers: {r}")
+                continue
+            # The process's wall time holds StarPU's start, the files and the transform.
+            if r["status"] != "ok" or r["size"] != "256" or not 0 < t < p or rss < 1024:
+                problems.append(f"{cmd} {cfg} run {r['run']}: {r}")
+            if not os.path.getsize(os.path.join(out, "logs", f"{cmd}-256-{cfg}-run{r['run']}.log")):
+                problems.append(f"{cmd} {cfg} run {r['run']}: empty log")
+        name = f"{cmd}-256-{cfg}"
+        logs = [open(os.path.join(out, "logs", f"{name}-run{k}.log")).read() for k in (1, 2)]
+        before = [re.search(r"^# before: FNNDTPS_MODEL_DIR (\d+) files, STARPU_HOME codelet models (\d+) files, "
+                            r"bus (\d+) files$", text, re.M) for text in logs]
+        if not all(before):
+            problems.append(f"{name}: no 'before:' line in its logs")
+            continue
+        models1, codelets1, bus1 = map(int, before[0].groups())
+        models2, codelets2, bus2 = map(int, before[1].groups())
+        # Run 1 starts cold: StarPU's bus calibrated, nothing else; run 2 finds what run 1 left.
+        if models1 or codelets1 or not bus1 or bus2 != bus1:
+            problems.append(f"{name} run 1 did not start cold: {before[0].group(0)}")
+        if not codelets2:
+            problems.append(f"{name} run 2 found no StarPU codelet models: {before[1].group(0)}")
+        if cfg == "fnn-dtps":
+            if not models2:
+                problems.append(f"{name} run 2 found an empty model folder: {before[1].group(0)}")
+            if not os.listdir(os.path.join(out, "models", name)):
+                problems.append(f"{name}: OUT/models/{name} is empty after the runs")
+        sched = "fnn-dtps" if cfg == "fnn-dtps" else "dmdas"
+        if f"STARPU_SCHED='{sched}'" not in logs[0].splitlines()[0]:
+            problems.append(f"{name} did not run under {sched}: {logs[0].splitlines()[0]}")
+        if (cfg == "gpu-alone") != ("STARPU_NCPU='0'" in logs[0]):
+            problems.append(f"{name}: STARPU_NCPU wrong in {logs[0].splitlines()[0]}")
+        if f"STARPU_HOME='{os.path.join(out, 'homes', name)}'" not in logs[0].splitlines()[0]:
+            problems.append(f"{name}: not its own STARPU_HOME: {logs[0].splitlines()[0]}")
+skipped = [r for r in rows if r["config"] == "gpu-alone"]
+if not gpu and (len(skipped) != 6 or any(r["status"] != "skipped" or r["transform_ms"] for r in skipped)):
+    problems.append(f"gpu-alone without a GPU: {skipped}")
+if len(rows) != 18:
+    problems.append(f"{len(rows)} rows, expected 18")
+print("\n".join(problems)) if problems else None
+sys.exit(1 if problems else 0)
+PY
+  # A process past its timeout: a row marked timeout, its log kept, exit 1 at the end.
+  "$PY" "$cold" --build "$build" --quick --sizes 256 --commands forward --configs dmdas --runs 1 --timeout 0.001 \
+    --out "$dir/t" >"$dir/t.out" 2>"$dir/t.err"
+  rc=$?
+  check "timeout: exit 1 (got $rc)" test $rc -eq 1
+  check "timeout: a row marked timeout" grep -qx 'forward,256,dmdas,1,,[0-9.]*,[0-9]*,timeout' "$dir/t/cold.csv"
+  check "timeout: its log kept" grep -q 'timed_out=True' "$dir/t/logs/forward-256-dmdas-run1.log"
+  # Bad options: one line on stderr, nothing on stdout, exit 2; through compare.py --cold too.
+  compare=$(dirname "$cold")/compare.py
+  for bad in "--runs 0" "--configs fnn-dtps,nosuch" "--commands demo" "--sizes 256 --levels 9" \
+             "--bands roughness=1-9,form=rest" "--sizes x" "--bogus"; do
+    "$PY" "$cold" --build "$build" --quick $bad --out "$dir/bad" >"$dir/bad.out" 2>"$dir/bad.err"; rc=$?
+    check "$bad: exit 2 (got $rc), one line" test $rc -eq 2 -a "$(wc -l <"$dir/bad.err")" -eq 1 -a ! -s "$dir/bad.out"
+    "$PY" "$compare" --cold --build "$build" --quick $bad --out "$dir/bad" >"$dir/bad.out" 2>"$dir/bad.err"; rc=$?
+    check "compare.py --cold $bad: exit 2 (got $rc), one line" \
+      test $rc -eq 2 -a "$(wc -l <"$dir/bad.err")" -eq 1 -a ! -s "$dir/bad.out"
+  done
+  "$PY" "$cold" --build "$build" --quick --bands roughness=1-9,form=rest --out "$dir/bad" >/dev/null 2>"$dir/bad.err"
+  check "--bands judged by lwt2d: the line says why" grep -q 'level 9 is outside 1-4' "$dir/bad.err"
 elif [[ $mode == perturb ]]; then
   perturb=$1
   for args in "" "--bogus" "--cpu-cores 0 --duty 0" "--cpu-cores 0 --duty 1.5" "--cpu-cores 0 --period-ms -1" \
@@ -168,7 +275,7 @@ elif [[ $mode == perturb ]]; then
     fi
   done
 else
-  echo "usage: tests/test_bench.sh compare COMPARE_PY BUILD_DIR | perturb PERTURB" >&2
+  echo "usage: tests/test_bench.sh compare COMPARE_PY BUILD_DIR | cold COLD_PY BUILD_DIR | perturb PERTURB" >&2
   exit 2
 fi
 echo "bench: $passed passed, $fails failed"
