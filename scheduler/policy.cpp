@@ -488,7 +488,7 @@ const char* const kCostsExt = ".costs";
 // from each arch's peak rate. A corrupt or foreign file: one line, and the priors.
 void load_costs(Policy& p, CodeletState& c, bool flops_work) {
   for (std::size_t a = 0; a < p.arch_names.size(); ++a)
-    c.costs.set_prior(a, ArchPrior::from_peak(p.arch_peak[a], p.arch_gpu[a], flops_work));
+    c.costs.set_prior(a, ArchPrior::from_peak(p.arch_peak[a], p.arch_gpu[a], flops_work), p.arch_gpu[a]);
   const std::string path = model_path(p, c.name, kCostsExt);
   std::ifstream in(path, std::ios::binary);
   if (!in) return;

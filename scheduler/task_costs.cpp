@@ -53,9 +53,10 @@ TaskCosts::TaskCosts(std::vector<std::string> archs) {
   for (auto& n : archs) archs_.push_back(Arch{std::move(n), {}, {}, 0, 1});
 }
 
-void TaskCosts::set_prior(std::size_t arch, const ArchPrior& p) {
+void TaskCosts::set_prior(std::size_t arch, const ArchPrior& p, bool gpu) {
   Arch& a = archs_.at(arch);
   a.prior = p;
+  a.skip_next = gpu;
   refit(a);
 }
 
@@ -85,6 +86,10 @@ double TaskCosts::fixed_us(std::size_t arch) const {
 void TaskCosts::record(std::size_t arch, std::uint32_t footprint, double work, double us) {
   if (!(us > 0) || !std::isfinite(us) || !(work > 0) || !std::isfinite(work)) return;
   Arch& a = archs_.at(arch);
+  if (a.skip_next) {
+    a.skip_next = false;
+    return;
+  }
   Size& s = a.sizes[footprint];
   s.work = work;
   ++s.runs;

@@ -69,7 +69,10 @@ class TaskCosts {
   explicit TaskCosts(std::vector<std::string> archs);
   std::size_t archs() const { return archs_.size(); }
   const std::string& arch_name(std::size_t a) const { return archs_.at(a).name; }
-  void set_prior(std::size_t arch, const ArchPrior& p);
+  // `gpu`: the arch's first timing in this process is not recorded: CUDA loads a kernel at
+  // its first launch (tens of ms), and that one timing would make the GPU look slower than a
+  // core for every size the fit predicts.
+  void set_prior(std::size_t arch, const ArchPrior& p, bool gpu = false);
 
   // The measured mean of this footprint on `arch`; false when never measured.
   bool size_us(std::size_t arch, std::uint32_t footprint, double* us) const;
@@ -94,6 +97,7 @@ class TaskCosts {
     ArchPrior prior;
     std::map<std::uint32_t, Size> sizes;
     double fixed_us = 0, throughput = 1;  // the fit, valid when !sizes.empty()
+    bool skip_next = false;               // the next timing is a first launch
   };
   void refit(Arch& a);
   std::vector<Arch> archs_;

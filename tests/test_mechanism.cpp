@@ -283,6 +283,21 @@ TEST(TaskCosts, TimesThatDoNotGrowWithWorkStillGiveAPositiveThroughput) {
   EXPECT_TRUE(std::isfinite(f.fixed_us + 4000 / f.throughput));
 }
 
+TEST(TaskCosts, AGpusFirstLaunchIsNotRecorded) {
+  TaskCosts c({"cpu", "cuda0"});
+  c.set_prior(0, ArchPrior::from_peak(80, false, false));
+  c.set_prior(1, ArchPrior::from_peak(67000, true, false), true);
+  c.record(1, 3, 1e6, 20000);  // CUDA loads the kernel
+  double us = 0;
+  EXPECT_FALSE(c.size_us(1, 3, &us));
+  EXPECT_EQ(c.fitted_us(1, 1e6).source, sched::CostSource::Prior);
+  c.record(1, 3, 1e6, 50);
+  ASSERT_TRUE(c.size_us(1, 3, &us));
+  EXPECT_EQ(us, 50);
+  c.record(0, 3, 1e6, 20000);  // a core's first timing counts
+  EXPECT_TRUE(c.size_us(0, 3, &us));
+}
+
 TEST(TaskCosts, SavedAndLoadedByTheNextProcess) {
   TaskCosts a = two_archs();
   a.record(0, 0xdeadbeef, 4096, 12.5);

@@ -3,8 +3,8 @@
 # the CUDA tests, then the benchmarks. Logs go to $OUT (the device tool brings them back).
 #   bash scripts/gpu/run.sh [tests] [kernels] [overhead] [e2e] [e2e256] [gemm] [gemm2048] [example1024]
 #                           [compare-lwt] [compare-gemm] [compare-sgemm] [scaling-lwt] [scaling-gemm] [diag]
-#                           [units] [gpu-path] [recheck] [calibrate] [mechanism] [filter] [gemm2d]
-#                           [seed001] [mpi] [sgemm-gpu50] [bits]
+#                           [units] [gpu-path] [recheck] [calibrate] [mechanism] [clients] [filter] [gemm2d]
+#                           [seed001] [mpi] [sgemm-gpu50] [bits] [cold]
 # (default: tests overhead e2e gemm). Each part takes a few minutes; a device call lasts at most
 # 10, so split them over calls (notes/bench.md).
 set -uo pipefail
@@ -35,7 +35,7 @@ sampling=$(grep -aom1 '/[[:alnum:]/._-]*/share/starpu/perfmodels/sampling' "$roo
 tpc=$(lscpu | awk -F: '/Thread\(s\) per core/{gsub(/ /,"",$2); print $2}')
 export STARPU_NTHREADS_PER_CORE=${STARPU_NTHREADS_PER_CORE:-${tpc:-1}}
 parts=${*:-tests overhead e2e gemm}
-known=" tests kernels overhead e2e e2e256 gemm gemm2048 example1024 compare-lwt compare-gemm compare-sgemm scaling-lwt scaling-gemm diag units gpu-path recheck calibrate mechanism filter gemm2d seed001 mpi sgemm-gpu50 bits "
+known=" tests kernels overhead e2e e2e256 gemm gemm2048 example1024 compare-lwt compare-gemm compare-sgemm scaling-lwt scaling-gemm diag units gpu-path recheck calibrate mechanism clients filter gemm2d seed001 mpi sgemm-gpu50 bits cold "
 for part in $parts; do
   [[ $known == *" $part "* ]] || { echo "run.sh: unknown part '$part' (known:$known)" >&2; exit 2; }
 done
@@ -550,6 +550,105 @@ PY
   stamp "mechanism done ($((SECONDS - mech_t0)) s)"
   cat "$mtxt"
 fi
+if has clients; then
+  # StarPU's own programs as clients of the policies (scripts/build_starpu_examples.sh says what
+  # they do and print), with StarPU's default workers (CLIENTS_ENV; 15 CPU + 1 CUDA here):
+  #  stencil   examples/stencil CLIENTS_STENCIL_ARGS: a 3D stencil over z-blocks, halo exchange
+  #            between them; value: "Computation took" ms
+  #  pih       tests/microbenchs/parallel_independent_heterogeneous_tasks: (CPUs + GPUs) x 100
+  #            sleeping tasks (10 ms on a CPU, 1 ms on a GPU); value: the % of the expected
+  #            speed-up (CPUs + 10 GPUs) it prints
+  #  pih-data  ..._data: the same, each task with a 1.6 MB vector of its own (RW)
+  # under CLIENTS_POLICIES (ours through STARPU_SCHED_LIB; StarPU's lws, dmdas, eager). One
+  # warm-up process per program and policy (dmdas calibrates the stencil's history models in
+  # STARPU_HOME), then CLIENTS_REPS (3) rounds of one process per program and policy,
+  # interleaved. Ours learn in a FNNDTPS_MODEL_DIR per program and policy, new for the part and
+  # kept across its processes. Each process runs in the background, in a process group of its
+  # own, under `timeout`; that group is killed if the part ends early. None starts past
+  # CLIENTS_BUDGET_S (240) seconds of the part, and each one's timeout ends it within them.
+  # Writes clients.csv (program,policy,run,value,unit,status), clients.txt (per program and
+  # policy: median, min, max; ratio to the best built-in's median; pih*: points to lws's) and
+  # clients.log (every command and its output). Dry run on a CPU machine:
+  #   CLIENTS_BIN=<folder of the three programs> CLIENTS_LIB=<build>/lib/libfnndtps.so
+  #   CLIENTS_ENV="STARPU_NCPU=2 STARPU_NCUDA=0" CLIENTS_STENCIL_ARGS="-sizex 64 -sizey 64
+  #   -sizez 1024 -nbz 16 -niter 8" bash scripts/gpu/run.sh clients
+  stamp "clients"
+  ct0=$SECONDS cbudget=${CLIENTS_BUDGET_S:-240} cbin=${CLIENTS_BIN:-$bin} clib=${CLIENTS_LIB:-$root/.carry/lib/libfnndtps.so}
+  ccsv=$OUT/clients.csv clog=$OUT/clients.log cout=/tmp/clients-out.txt cmodels=/tmp/clients-models
+  cenv=${CLIENTS_ENV:-} cours=" fnn-dtps fnn dtps boyer even " cpid=
+  cpolicies=${CLIENTS_POLICIES:-fnn-dtps fnn dtps boyer lws dmdas eager}
+  read -ra cstencil <<<"${CLIENTS_STENCIL_ARGS:--sizex 256 -sizey 256 -sizez 4096 -nbz 32 -niter 32}"
+  declare -A cprog=([stencil]=stencil [pih]=parallel_independent_heterogeneous_tasks
+                    [pih-data]=parallel_independent_heterogeneous_tasks_data)
+  rm -rf "$cmodels"; : >"$clog"; echo "program,policy,run,value,unit,status" >"$ccsv"
+  trap '[[ -n $cpid ]] && kill -9 -- "-$cpid" 2>/dev/null; reap' EXIT
+  cone() {  # cone PROGRAM POLICY RUN: one process (if the budget allows), one CSV row
+    local envs="$cenv STARPU_SCHED=$2 FNNDTPS_MODEL_DIR=$cmodels/$1-$2" args=() t=60 rc=0 v= unit=% st
+    local left=$((cbudget - (SECONDS - ct0) - 5))  # timeout -k 5: gone within t + 5 s
+    [[ $cours == *" $2 "* ]] && envs+=" STARPU_SCHED_LIB=$clib"
+    [[ $1 == stencil ]] && args=("${cstencil[@]}") unit=ms
+    ((t > left)) && t=$left
+    if ((t < 10)); then st=skipped; echo "### skipped (past the budget): $1 $2 $3" >>"$clog"
+    else
+      echo "### $(date +%T) $envs $cbin/${cprog[$1]} ${args[*]}" >>"$clog"
+      # A background job is not a process-group leader, so setsid makes this PID its own group's.
+      setsid env $envs timeout -k 5 "$t" "$cbin/${cprog[$1]}" "${args[@]}" >"$cout" 2>&1 &
+      cpid=$!; wait "$cpid"; rc=$?
+      kill -9 -- "-$cpid" 2>/dev/null; cpid=  # whatever it left in its group
+      { cat "$cout"; echo "# rc=$rc wall $((SECONDS - ct0)) s into the part"; } >>"$clog"
+      v=$(sed -n -e 's/^Computation took: \([0-9.]*\) ms.*/\1/p' \
+        -e 's/^percentage of expected speed up =\{0,1\} *\([0-9.]*\)%.*/\1/p' "$cout" | tail -1)
+      # pih* exit 1 when the speed-up is off by over 10%: a measurement all the same.
+      if ((rc == 124 || rc == 137)); then st=timeout v=
+      elif [[ -z $v ]] || { ((rc != 0)) && ! [[ $rc == 1 && $1 == pih* ]]; }; then st=failed v=
+      elif [[ $3 == w* ]]; then st=warmup
+      else st=ok; fi
+    fi
+    echo "$1,$2,$3,$v,$unit,$st" >>"$ccsv"
+    echo "   $1 $2 run $3: ${v:-$st} ${v:+$unit}$([[ $st == failed ]] && echo " (exit $rc: $(grep -v '^\s*$' "$cout" | tail -1 | cut -c1-100))")"
+  }
+  for p in $cpolicies; do for c in stencil pih pih-data; do cone $c "$p" w1; done; done
+  for r in $(seq "${CLIENTS_REPS:-3}"); do
+    for c in stencil pih pih-data; do for p in $cpolicies; do cone $c "$p" "$r"; done; done
+  done
+  trap reap EXIT
+  $PYTHON - "$ccsv" "$OUT/clients.txt" "$cours" "$((SECONDS - ct0))" "$cbudget" "${cenv:-the default workers}" \
+    "${cstencil[*]}" "$(cat "$root/.carry/commit" 2>/dev/null || git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)" <<'PY'
+import csv, statistics, sys
+path, out, ours, elapsed, budget, env, sargs, commit = sys.argv[1:9]
+rows = list(csv.DictReader(open(path)))
+ours = ours.split()
+lines = [f"clients: commit {commit}; {env}; {elapsed} s of the part (budget {budget} s)",
+         f"stencil {sargs}: ms of the computation (ratio below 1: faster than the best built-in)",
+         "pih, pih-data: parallel_independent_heterogeneous_tasks{,_data}, % of the expected speed-up",
+         "  (ratio above 1: closer to it than the best built-in; vs lws: points above lws's)",
+         "median, min, max over n processes (warm-ups left out)", ""]
+fmt = "{:<9} {:<9} {:>2} {:>9} {:>9} {:>9} {:>4} {:>6} {:>8}  {}"
+lines.append(fmt.format("program", "policy", "n", "median", "min", "max", "unit", "ratio", "vs lws", "note"))
+for prog in dict.fromkeys(r["program"] for r in rows):
+    here = [r for r in rows if r["program"] == prog]
+    higher = here[0]["unit"] == "%"
+    stats = {}
+    for pol in dict.fromkeys(r["policy"] for r in here):
+        runs = [r for r in here if r["policy"] == pol]
+        vals = [float(r["value"]) for r in runs if r["status"] == "ok"]
+        bad = [r["status"] for r in runs if r["status"] not in ("ok", "warmup")]
+        note = ", ".join(f"{bad.count(s)} {s}" for s in dict.fromkeys(bad))
+        stats[pol] = (statistics.median(vals) if vals else None, vals, note)
+    builtin = [m for p, (m, _, _) in stats.items() if p not in ours and m is not None]
+    best = (max if higher else min)(builtin) if builtin else None
+    lws = stats.get("lws", (None,))[0]
+    for pol, (med, vals, note) in stats.items():
+        num = lambda v: "-" if v is None else f"{v:.2f}"
+        ratio = "-" if med is None or not best else f"{med / best:.3f}"
+        dl = f"{med - lws:+.2f}" if higher and med is not None and lws is not None else "-"
+        lines.append(fmt.format(prog, pol, len(vals), num(med), num(min(vals) if vals else None),
+                                num(max(vals) if vals else None), here[0]["unit"], ratio, dl, note))
+open(out, "w").write("\n".join(lines) + "\n")
+PY
+  stamp "clients done ($((SECONDS - ct0)) s)"
+  cat "$OUT/clients.txt"
+fi
 if has gemm2d; then
   # Issue 14's acceptance, our gemm and StarPU's sgemm example side by side, split 2d (one task
   # per C block over the whole k; the example without -3d, our policies through
@@ -709,5 +808,19 @@ if has bits; then
   ) 2>&1 | tee "$OUT/bits.txt"
   grep -q "DIFFERS\|failed" "$OUT/bits.txt" && status=1
   rm -rf "$d"
+fi
+if has cold; then
+  # The apps as users run them (bench/cold.py): each command its own process, fresh StarPU
+  # and model folders per configuration (StarPU's bus calibrated once), COLD_RUNS processes
+  # sharing them. Writes cold.txt and cold.csv, and cold-logs.tgz (every process's output).
+  stamp "cold"
+  d=/tmp/cold; rm -rf "$d"
+  timeout -k 10 "${COLD_BUDGET_S:-300}" "$PYTHON" bench/cold.py --build "$root/.carry" --out "$d" \
+    --sizes "${COLD_SIZES:-8192,16384}" --configs "${COLD_CONFIGS:-fnn-dtps,dmdas,gpu-alone}" \
+    --runs "${COLD_RUNS:-2}" --commands "${COLD_COMMANDS:-forward,inverse,filter}" --timeout 60 \
+    || { echo "cold: bench/cold.py failed or was cut short"; status=1; }
+  cp "$d/cold.txt" "$d/cold.csv" "$OUT/" 2>/dev/null
+  tar -C "$d" -czf "$OUT/cold-logs.tgz" logs 2>/dev/null
+  cat "$d/cold.txt" 2>/dev/null
 fi
 exit $status
