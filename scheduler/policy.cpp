@@ -264,6 +264,9 @@ class UnitTable {
   template <class Assign>
   Place place_of(const void* const* h, std::size_t n, int batch, std::atomic<long>& seen, Assign&& assign,
                  bool& crossing);
+  // A unit that no plan placed (class -1) takes the place its first task went to: its later
+  // tasks follow it there. Entries already placed keep theirs.
+  void settle(const void* const* h, std::size_t n, int batch, Place place);
 
  private:
   struct Entry {
@@ -371,6 +374,16 @@ UnitTable::Place UnitTable::place_of(const void* const* h, std::size_t n, int ba
   }
   for (std::size_t i = locks; i-- > 0;) stripes_[order[i]].mutex.unlock();
   return place;
+}
+
+void UnitTable::settle(const void* const* h, std::size_t n, int batch, Place place) {
+  n = std::min(n, kMaxHandles);
+  for (std::size_t i = 0; i < n; ++i) {
+    Stripe& st = stripes_[(reinterpret_cast<std::uintptr_t>(h[i]) >> 6) % kStripes];
+    QueueLock g(st.mutex);
+    const auto it = st.map.find(h[i]);
+    if (it != st.map.end() && it->second.batch == batch && it->second.place.cls < 0) it->second.place = place;
+  }
 }
 
 // After each change of s.queue, under s.queue_mutex: what pushes read without the lock.
@@ -824,8 +837,8 @@ double base_us(Policy& p, CodeletState& c, starpu_task* task, unsigned ctx, int 
 // tasks together, and timings of a strip's coarse levels make some cores look faster than
 // others (seed 000's division: D_i whole units per worker).
 UnitTable::Place unit_split(Policy& p, CodeletState& c, starpu_task* task, unsigned ctx, double work,
-                            const TaskKey& key) {
-  const UnitOf u = unit_of(task);
+                            const TaskKey& key, UnitOf& u) {
+  u = unit_of(task);
   if (u.n == 0) return {};
   double cpu = NAN;  // on a CPU worker: they share one arch, the first says it
   for (const WorkerSlot& s : p.workers)
@@ -1412,11 +1425,15 @@ int push(starpu_task* task) {
     // none of that one can run it.
     int only = uses_dtps(*p) && task->flops > 0 ? dispatch_class(c, task, work) : -1;
     int keeper = -1;  // the worker that keeps the task's unit (unit_split)
-    // Units are split between classes only where both have workers: a run on one class pays nothing.
-    if (uses_dtps(*p) && only < 0 && data && p->has_cpu.load(std::memory_order_relaxed) &&
+    UnitOf unit;      // its unit's handles, when unit_split placed it
+    bool unplaced = false;  // a unit no plan placed: it follows this task (UnitTable::settle)
+    // Units are split between classes (DTPS's plan, or where the GPU class started them) only
+    // where both have workers: a run on one class pays nothing. `even` divides task by task.
+    if (p->source != SpeedSource::Even && only < 0 && data && p->has_cpu.load(std::memory_order_relaxed) &&
         p->gpu_nodes.load(std::memory_order_relaxed) > 0) {
-      const UnitTable::Place place = unit_split(*p, c, task, ctx, work, key);
+      const UnitTable::Place place = unit_split(*p, c, task, ctx, work, key, unit);
       only = place.cls, keeper = place.owner;
+      unplaced = unit.n > 0 && place.cls < 0;
     }
     for (int pass = only < 0; pass < 2 && best < 0; ++pass) {
       workers->init_iterator_for_parallel_tasks(workers, &it, task);
@@ -1438,7 +1455,11 @@ int push(starpu_task* task) {
         // h200x4, LWT 16384^2: 2 of 4 GPUs did 90% of the work, 28.2 ms; charged once, 14.4).
         const bool compete = gpus_compete && s.cuda;
         const double finish = compete ? std::max(queue_end, now) + run : expected_finish(now, queue_end, tr, run);
-        const double end = finish + (compete ? tr - least_gpu_transfer : 0);
+        // A core that must fetch the task's data from a GPU takes a unit off the node where
+        // its other tasks run: the unit goes back over the same link for them, a transfer the
+        // GPU's queue cannot hide (its link is busy with its own units). Counted as a cost.
+        const double away = !s.cuda && !s.gpu ? tr : 0;
+        const double end = finish + (compete ? tr - least_gpu_transfer : 0) + away;
         // Ties (within kTieUs) go to the worker pushing the task (it ended the task before:
         // no wake, its caches hold the data), else to the first; as ws pushes to its caller.
         const bool tie = best >= 0 && std::fabs(end - best_end) <= kTieUs;
@@ -1449,6 +1470,13 @@ int push(starpu_task* task) {
       p->pending.fetch_sub(1);
       return -ENODEV;  // nobody in this context can run it: StarPU reports the task
     }
+    // Without a plan, a unit the GPU class started stays there: task by task, a core would
+    // take its cheap coarse levels (or a tile's cheap update) off the GPU, the unit would
+    // cross the bus at each move, and its neighbours would wait on its halos. A unit a core
+    // started stays free: pinned to that core, every later task touching it (a factorization's
+    // tiles all are) would queue behind one core.
+    if (unplaced && p->workers[std::size_t(best)].gpu)
+      p->units.settle(unit.h.data(), unit.n, p->batch_id.load(std::memory_order_relaxed), UnitTable::Place{1, -1});
     enqueue(*p, task, c, ctx, best, best_predicted, work);
   } catch (const std::exception& e) {
     fail("push", e);
