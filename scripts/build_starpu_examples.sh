@@ -10,6 +10,14 @@
 #                         x*.c body)
 #   tasks_overhead        tests/microbenchs/tasks_overhead.c (per-task overhead of a chain of
 #                         empty tasks)
+#   stencil               examples/stencil: 3D stencil (a game of life) over z-blocks with halo
+#                         exchange, as examples/stencil/Makefile.am's stencil_SOURCES: life.c
+#                         stencil-kernels.c stencil-tasks.c stencil-blocks.c stencil.c, and
+#                         life_cuda.cu shadow.cu (nvcc) under STARPU_USE_CUDA
+#   parallel_independent_heterogeneous_tasks[_data]
+#                         tests/microbenchs/parallel_independent_heterogeneous_tasks{,_data}.c
+#                         (independent sleeping tasks, 10x faster on a GPU: the speed-up reached
+#                         against the expected one)
 # CUDA kernels through cuBLAS (and cuSOLVER for LU's getrf) where StarPU was built with CUDA
 # (starpu_config.h's STARPU_USE_CUDA, STARPU_HAVE_LIBCUSOLVER), as in the installed library.
 #   scripts/build_starpu_examples.sh [OUT_DIR]     (default: ${BUILD_DIR:-build}/starpu-examples)
@@ -25,9 +33,15 @@
 #   call cuBLAS (gemm, trsm, scal, ger, swap, iamax) and, under STARPU_HAVE_LIBCUSOLVER,
 #   cusolverDnSgetrf for the diagonal blocks: -lcusolver too (no MAGMA: STARPU_HAVE_MAGMA is
 #   unset, and the LU example does not use it).
+# - the stencil's CUDA kernels (life_cuda.cu, shadow.cu) are compiled by nvcc ($NVCC, default
+#   $CUDA_HOME/bin/nvcc) for CUDA_ARCH (default 90, Hopper: SASS and PTX, as our CMake's
+#   CMAKE_CUDA_ARCHITECTURES), with StarPU's headers, and linked with -lstdc++ (nvcc's host
+#   code); the C files call cudaMemcpyAsync (-lcudart). Nothing of StarPU's MPI: this StarPU has no STARPU_USE_MPI, so the example runs
+#   as one process ("on 1 MPI processes" in its output).
 # - tasks_overhead.c includes "../helper.h" (tests/helper.h), which pulls StarPU's internal
 #   common/config.h and common/utils.h from its build tree; the program only needs
-#   STARPU_TEST_SKIPPED from it, so it is compiled from a copy beside a two-line helper.h.
+#   STARPU_TEST_SKIPPED from it, so it is compiled from a copy beside a two-line helper.h. So
+#   are parallel_independent_heterogeneous_tasks{,_data}.c (STARPU_TEST_SKIPPED only, too).
 # - STARPU_MATRIX_GET_PTR and friends are GNU statement expressions: gcc's default gnu17.
 #
 # Usage of the GEMM example (options from examples/mult/xgemm.c's parse_args):
@@ -80,6 +94,43 @@
 #     Total: 0.333579 secs
 #     Per task: 16.678951 usecs          (submit + execution, over ntasks)
 #   With -b N the chained tasks mostly run during the submission (execution ~0).
+#
+# Usage of stencil (examples/stencil/stencil.c's parse_args):
+#   stencil [-nbz n] [-sizex x] [-sizey y] [-sizez z] [-niter i] [-b] [-ticks ms] [-h]
+#   A 3D game of life on x * y * z cells (one byte each), cut along z into n blocks (default
+#   128 x 128 x 8192, 64 blocks of 128 x 128 x 128, 32 iterations). Each iteration of a block
+#   is one update task (6 handles: the block's two buffers RW, its neighbours' four boundary
+#   layers R) and two save tasks (copy its top and bottom layers into boundary buffers),
+#   chained by tags: n * i updates and 2 n * i saves in all, all codelets CPU and CUDA, with
+#   history models (cl_update, save_cl_top, save_cl_bottom). -b binds each block to a worker
+#   the example picks (workerid (bz / 21) % 3: leave it out). The blocks start all zero (the
+#   life stays dead: a fixed amount of work a cell). On stderr: "Running on 1 nodes", the
+#   memory allocated, "GO !", one "!!! DO update_func_{cpu,cuda} z 0 ..." line per update of
+#   block 0, then the number of update/top/bottom tasks each worker ran ("\tCPU 0 -> 12
+#   (37.50%)") and a map of who ran which block per tick (-ticks, default 1000 ms). On stdout:
+#     Computation took: 1234.567890 ms on 1 MPI processes
+#     \tMIN : ... ms    \tMAX : ... ms    \tAVG : ... ms       (the same, with one process)
+#   (the time from the first task's release to the end of the last, initialization excluded).
+#   STARPU_SSILENT quiets both.
+#
+# Usage of parallel_independent_heterogeneous_tasks and ..._data (no options):
+#   (CPU workers + CUDA workers) x 100 independent tasks, each a starpu_sleep of 10 ms on a CPU
+#   worker and 1 ms on a CUDA one (a per-arch cost function tells the models so: nothing to
+#   calibrate); _data gives each task a RW vector of its own of 400000 floats (1.6 MB, pinned),
+#   registered before the timing and marked wont_use after its submission. The expected
+#   speed-up is CPUs + 10 x GPUs (25 on 15 CPU workers + 1 CUDA: 1600 tasks, 0.64 s at best).
+#   It prints on stdout
+#     measured time = 0.700000 seconds
+#     sequential time = 16.000000 seconds          (tasks x 10 ms)
+#     speed up = 22.857143
+#     number of workers CPU = 15
+#     number of workers CUDA = 1
+#     number of workers OPENCL = 0
+#     number of tasks = 1600
+#     expected speed up = 25.000000
+#     percentage of expected speed up = 91.43%     (_data: "...expected speed up 91.43%", no "=")
+#   and exits 0 when the speed-up is within 10% of the expected one, 1 otherwise (StarPU's own
+#   .sh runs it under every policy and lets lws, eager, heteroprio and others fail).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 source "$root/scripts/env.sh"
@@ -132,3 +183,24 @@ mkdir -p "$shim/microbenchs"
 cp "$micro" "$shim/microbenchs/"
 printf '#include <errno.h>\n#define STARPU_TEST_SKIPPED 77\n' >"$shim/helper.h"
 build tasks_overhead "$shim/microbenchs/tasks_overhead.c"
+for t in parallel_independent_heterogeneous_tasks parallel_independent_heterogeneous_tasks_data; do
+  [[ -f $src/tests/microbenchs/$t.c ]] || die "no tests/microbenchs/$t.c in StarPU's source tree"
+  cp "$src/tests/microbenchs/$t.c" "$shim/microbenchs/"
+  build $t "$shim/microbenchs/$t.c"
+done
+st=$ex/stencil st_sources=()
+for f in life.c stencil-kernels.c stencil-tasks.c stencil-blocks.c stencil.c stencil.h shadow.h life_cuda.cu shadow.cu; do
+  [[ -f $st/$f ]] || die "StarPU's stencil example is incomplete in $src: no examples/stencil/$f"
+  [[ $f == *.c ]] && st_sources+=("$st/$f")
+done
+# With STARPU_USE_MPI, stencil.h would take MPI and starpu_mpi.h: this script links neither.
+grep -q '^#define STARPU_USE_MPI 1' "$config" && die "this StarPU has MPI (STARPU_USE_MPI): the stencil would need mpicc and libstarpumpi"
+if ((${#cuda_libs[@]})); then
+  for f in life_cuda shadow; do
+    "${NVCC:-$cuda/bin/nvcc}" -O3 -gencode "arch=compute_${CUDA_ARCH:-90},code=[sm_${CUDA_ARCH:-90},compute_${CUDA_ARCH:-90}]" \
+      $sys_includes -c "$st/$f.cu" -o "$shim/$f.o"
+    st_sources+=("$shim/$f.o")
+  done
+  st_sources+=(-lstdc++)  # nvcc's host code (static guards, personality), as StarPU's STARPU_CUDA_LDFLAGS
+fi
+build stencil "${st_sources[@]}"

@@ -8,7 +8,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 export BUILD_DIR=${BUILD_DIR:-$root/build-gpu}
 "$root/scripts/build.sh" -DFNNDTPS_BUILD_CUDA=ON
 source "$root/scripts/env.sh"
-# StarPU's own sgemm, dgemm, lu_example_float and tasks_overhead, carried with our binaries
+# StarPU's own sgemm, dgemm, lu_example_float, tasks_overhead, stencil and
+# parallel_independent_heterogeneous_tasks{,_data}, carried with our binaries
 "$root/scripts/build_starpu_examples.sh" "$BUILD_DIR/bin"
 carry=$root/.carry
 rm -rf "$carry"; mkdir -p "$carry/bin" "$carry/lib"
@@ -32,7 +33,8 @@ echo "$BUILD_DIR" >"$carry/build_dir"  # tests name some files by their build pa
 commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
 git -C "$root" diff --quiet HEAD -- 2>/dev/null || commit+="+dirty"
 echo "$commit" >"$carry/commit"
-for x in sgemm dgemm lu_example_float tasks_overhead; do
+for x in sgemm dgemm lu_example_float tasks_overhead stencil parallel_independent_heterogeneous_tasks \
+         parallel_independent_heterogeneous_tasks_data; do
   [[ -x $carry/bin/$x ]] || { echo "pack: StarPU's $x was not built into $carry/bin" >&2; exit 1; }
 done
 # FNNDTPS_PACK_MPI=1: also the MPI apps, built against StarPU's MPI build (with CUDA), and that

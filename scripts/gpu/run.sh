@@ -553,8 +553,9 @@ fi
 if has clients; then
   # StarPU's own programs as clients of the policies (scripts/build_starpu_examples.sh says what
   # they do and print), with StarPU's default workers (CLIENTS_ENV; 15 CPU + 1 CUDA here):
-  #  stencil   examples/stencil CLIENTS_STENCIL_ARGS: a 3D stencil over z-blocks, halo exchange
-  #            between them; value: "Computation took" ms
+  #  stencil   examples/stencil CLIENTS_STENCIL_ARGS (default: its default size, 64 blocks of
+  #            128^3, with 64 iterations instead of 32): a 3D stencil over z-blocks, halo exchange
+  #            between them, 4096 update tasks; value: "Computation took" ms
   #  pih       tests/microbenchs/parallel_independent_heterogeneous_tasks: (CPUs + GPUs) x 100
   #            sleeping tasks (10 ms on a CPU, 1 ms on a GPU); value: the % of the expected
   #            speed-up (CPUs + 10 GPUs) it prints
@@ -568,7 +569,11 @@ if has clients; then
   # CLIENTS_BUDGET_S (240) seconds of the part, and each one's timeout ends it within them.
   # Writes clients.csv (program,policy,run,value,unit,status), clients.txt (per program and
   # policy: median, min, max; ratio to the best built-in's median; pih*: points to lws's) and
-  # clients.log (every command and its output). Dry run on a CPU machine:
+  # clients.log (every command and its output). On the H200 machine (15 CPU + 1 CUDA workers)
+  # a process takes ~2.6 s (stencil: ~0.4 s of computation under lws, the rest its start and
+  # allocations), ~1.1 s (pih) and ~5.5 s (pih-data: 1600 pinned vectors): 84 processes want
+  # ~245 s, so at 240 the last round's last one or two pih-data processes are skipped
+  # (CLIENTS_BUDGET_S=270 runs all). Dry run on a CPU machine:
   #   CLIENTS_BIN=<folder of the three programs> CLIENTS_LIB=<build>/lib/libfnndtps.so
   #   CLIENTS_ENV="STARPU_NCPU=2 STARPU_NCUDA=0" CLIENTS_STENCIL_ARGS="-sizex 64 -sizey 64
   #   -sizez 1024 -nbz 16 -niter 8" bash scripts/gpu/run.sh clients
@@ -577,7 +582,7 @@ if has clients; then
   ccsv=$OUT/clients.csv clog=$OUT/clients.log cout=/tmp/clients-out.txt cmodels=/tmp/clients-models
   cenv=${CLIENTS_ENV:-} cours=" fnn-dtps fnn dtps boyer even " cpid=
   cpolicies=${CLIENTS_POLICIES:-fnn-dtps fnn dtps boyer lws dmdas eager}
-  read -ra cstencil <<<"${CLIENTS_STENCIL_ARGS:--sizex 256 -sizey 256 -sizez 4096 -nbz 32 -niter 32}"
+  read -ra cstencil <<<"${CLIENTS_STENCIL_ARGS:--sizex 128 -sizey 128 -sizez 8192 -nbz 64 -niter 64}"
   declare -A cprog=([stencil]=stencil [pih]=parallel_independent_heterogeneous_tasks
                     [pih-data]=parallel_independent_heterogeneous_tasks_data)
   rm -rf "$cmodels"; : >"$clog"; echo "program,policy,run,value,unit,status" >"$ccsv"
