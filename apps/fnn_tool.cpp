@@ -20,6 +20,7 @@
 #include <system_error>
 #include <vector>
 
+#include "apps/io/output.hpp"
 #include "fnn/csv.hpp"
 #include "fnn/fnn.hpp"
 #include "fnn/io.hpp"
@@ -175,6 +176,11 @@ int cmd_train(int argc, char** argv) {
   const std::string out_path = required(f, "out", "train");
   if (same_file(samples_path, out_path)) {
     throw UsageError("--out " + out_path + " is the samples file; choose another output path");
+  }
+  try {  // before training: a destination that cannot be written is bad input
+    io::check_output_file(out_path);
+  } catch (const io::OutputPathError& e) {
+    throw UsageError(e.what());
   }
   std::size_t hidden = fnn::kDefaultHidden;
   std::uint64_t seed = 1;

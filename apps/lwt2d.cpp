@@ -29,6 +29,7 @@
 #include "apps/filter/bands.hpp"
 #include "apps/filter/surface_params.hpp"
 #include "apps/io/npy.hpp"
+#include "apps/io/output.hpp"
 #include "apps/io/png.hpp"
 #include "apps/io/surface.hpp"
 #include "apps/io/x3p.hpp"
@@ -134,6 +135,7 @@ Options parse(int argc, char** argv) {
     throw UsageError(o.command + " needs --in FILE and --out FILE");
   if (file_mode && io::same_file(o.in, o.out))
     throw UsageError("--out names the input file '" + o.in + "'; choose another output");
+  if (file_mode) io::check_output_file(o.out);
   if (gen) {
     if (o.out.empty()) throw UsageError("generate needs --out FILE.npy or FILE.x3p");
     if (!ends_with(o.out, ".npy") && !ends_with(o.out, ".x3p"))
@@ -143,6 +145,7 @@ Options parse(int argc, char** argv) {
     if (o.part != "all" && o.part != "form" && o.part != "waviness" && o.part != "roughness")
       throw UsageError("unknown --part '" + o.part + "': use all, form, waviness or roughness");
     if (o.wavelength < 2) throw UsageError("--wavelength must be at least 2 samples");
+    io::check_output_file(o.out);
   }
   if (filt) {
     if (o.in.empty() || o.out_dir.empty() || o.bands.empty())
@@ -153,6 +156,10 @@ Options parse(int argc, char** argv) {
 }
 
 using HostBuffer = apps::HostArray<float>;  // pinned where CUDA workers exist
+
+// "R x C", and the samples as bytes of float32.
+std::string dims(long long rows, long long cols) { return std::to_string(rows) + " x " + std::to_string(cols); }
+double f32_bytes(long long rows, long long cols) { return 4.0 * double(rows) * double(cols); }
 
 // StarPU's clock: simulated time under simulation.
 double seconds_since(double t0_us) { return (starpu_timing_now() - t0_us) * 1e-6; }
@@ -196,6 +203,10 @@ int preferred_units(const apps::StarpuSession& s, int rows, int cols) {
 }
 
 int run_file(const Options& o) {
+  // The array as read, the transform's input and output, the Mallat image (and --check's reference).
+  const io::NpyLayout shape = io::read_npy_layout(o.in, io::F64Policy::Refuse);
+  apps::check_host_memory(o.command + " of a " + dims(shape.rows, shape.cols) + " array",
+                          (o.check ? 5 : 4) * f32_bytes(shape.rows, shape.cols), "give a smaller array");
   io::Array2D a = io::read_npy_f32(o.in, io::F64Policy::Refuse);
   apps::StarpuSession session;
   const lwt::Plan plan(a.rows, a.cols, o.levels, o.units, preferred_units(session, a.rows, a.cols));
@@ -242,6 +253,9 @@ void print_decision() {
 }
 
 int run_demo(const Options& o) {
+  // The surface, its coefficients and the inverse's output (and --check's two arrays).
+  apps::check_host_memory("demo on a " + dims(o.rows, o.cols) + " surface", (o.check ? 5 : 3) * f32_bytes(o.rows, o.cols),
+                          "use a smaller --size");
   apps::StarpuSession session("fnn-dtps");  // the product, unless STARPU_SCHED names another
   const lwt::Plan plan(o.rows, o.cols, o.levels, o.units, preferred_units(session, o.rows, o.cols));
   print_setup(session, plan, o.pipeline);
@@ -301,6 +315,9 @@ int run_generate(const Options& o) {
                         : o.part == "waviness" ? io::kSurfaceWaviness
                         : o.part == "roughness" ? io::kSurfaceRoughness
                                                 : io::kSurfaceAll;
+  // The heights (and X3P's copy in float64).
+  apps::check_host_memory("a " + dims(o.rows, o.cols) + " surface",
+                          (ends_with(o.out, ".x3p") ? 3 : 1) * f32_bytes(o.rows, o.cols), "use a smaller --size");
   const std::size_t n = std::size_t(o.rows) * std::size_t(o.cols);
   std::vector<float> z(n);
   if (o.model == "layered") io::make_layered_surface(o.rows, o.cols, o.seed, o.wavelength, z.data(), part);
@@ -370,41 +387,6 @@ void print_params(const char* name, const float* z, std::size_t n, double scale,
               p.sq * scale, p.sp * scale, p.sv * scale, p.sz * scale, p.ssk, p.sku, levels.c_str());
 }
 
-// Files of one run go to a fresh directory inside the destination and move into place only
-// when all are written: a failed run leaves no partial set behind.
-class Staging {
- public:
-  explicit Staging(const std::string& out_dir) : out_dir_(out_dir) {
-    std::error_code ec;
-    std::filesystem::create_directories(out_dir, ec);
-    if (ec || !std::filesystem::is_directory(out_dir))
-      throw io::OutputError(out_dir + ": cannot create the output directory (" + ec.message() + ")");
-    dir_ = out_dir + "/.lwt2d-filter-" + std::to_string(long(::getpid()));
-    std::filesystem::create_directory(dir_, ec);
-    if (ec) throw io::OutputError(dir_ + ": cannot create (" + ec.message() + ")");
-  }
-  ~Staging() {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
-  std::string path(const std::string& name) {
-    names_.push_back(name);
-    return dir_ + "/" + name;
-  }
-  void commit() {
-    for (const std::string& n : names_) {
-      std::error_code ec;
-      std::filesystem::rename(dir_ + "/" + n, out_dir_ + "/" + n, ec);
-      if (ec) throw io::OutputError(out_dir_ + "/" + n + ": cannot move into place (" + ec.message() + ")");
-      std::printf("wrote %s/%s\n", out_dir_.c_str(), n.c_str());
-    }
-  }
-
- private:
-  std::string out_dir_, dir_;
-  std::vector<std::string> names_;
-};
-
 // The forward transform once, then per band an inverse of its coefficients alone, all as
 // StarPU tasks, into `bands` (pinned, like every buffer StarPU transfers). `coeffs` keeps the
 // transform in the unit layout.
@@ -455,7 +437,7 @@ void write_outputs(const Options& o, const std::vector<filter::Band>& bands, con
                    const std::vector<float*>& out, const lwt::Plan& plan, const float* coeffs) {
   const int rows = in.z.rows, cols = in.z.cols;
   const std::size_t n = in.z.data.size();
-  Staging stage(o.out_dir);
+  io::Staging stage(o.out_dir);
   for (std::size_t b = 0; b < bands.size(); ++b) {
     const std::string& name = bands[b].name;
     io::write_npy_f32(stage.path(name + ".npy"), rows, cols, out[b], o.in);
@@ -471,24 +453,49 @@ void write_outputs(const Options& o, const std::vector<filter::Band>& bands, con
     plan.to_mallat(coeffs, mallat.data());
     io::write_mosaic_png(stage.path("mosaic.png"), mallat.data(), rows, cols, o.levels, 1024, o.in);
   }
-  stage.commit();
+  for (const std::string& p : stage.commit()) std::printf("wrote %s\n", p.c_str());
+}
+
+// Host memory a filter run holds at once, at least: the input, the coefficients, separate()'s
+// two work arrays, each band; the views' copies; a band's heights in float64 for X3P.
+void check_filter_memory(const Options& o, std::size_t bands, long long rows, long long cols) {
+  const double arrays = 4.0 + double(bands) + (o.png ? 2 : 0) + (o.out_x3p ? 2 : 0);
+  apps::check_host_memory("filtering a " + dims(rows, cols) + " surface into " + std::to_string(bands) + " bands",
+                          arrays * f32_bytes(rows, cols), "give a smaller surface");
 }
 
 // Everything the user can get wrong is checked before the first transform: the spec, the
-// destinations, the input file, the levels the surface allows.
+// destinations, the input file, the memory it needs, the levels the surface allows.
 int run_filter(const Options& o) {
   const std::vector<filter::Band> bands = filter::parse_bands(o.bands, o.levels);
   std::error_code ec;
   if (std::filesystem::exists(o.out_dir, ec) && !std::filesystem::is_directory(o.out_dir, ec))
     throw UsageError("--out-dir " + o.out_dir + " exists and is not a directory");
-  for (const filter::Band& b : bands)
+  io::check_output_dir(o.out_dir);
+  std::vector<std::string> files;  // what the run writes into --out-dir
+  for (const filter::Band& b : bands) {
     for (const char* ext : {".npy", ".x3p", ".png"})
       if (io::same_file(o.out_dir + "/" + b.name + ext, o.in))
         throw UsageError("--out-dir " + o.out_dir + " would overwrite the input " + o.in);
+    files.push_back(b.name + ".npy");
+    if (o.out_x3p) files.push_back(b.name + ".x3p");
+    if (o.png) files.push_back(b.name + ".png");
+  }
+  if (o.png) files.push_back("mosaic.png");
+  if (std::filesystem::is_directory(o.out_dir, ec))
+    for (const std::string& f : files)
+      if (std::filesystem::exists(o.out_dir + "/" + f, ec)) io::check_output_file(o.out_dir + "/" + f);
+  if (o.shape_rows > 0) {
+    check_filter_memory(o, bands.size(), o.shape_rows, o.shape_cols);
+  } else if (ends_with(o.in, ".npy")) {
+    const io::NpyLayout shape = io::read_npy_layout(o.in, io::F64Policy::Convert);
+    check_filter_memory(o, bands.size(), shape.rows, shape.cols);
+  }
   Input in = read_input(o);
   if (o.out_x3p && !in.metres)
     throw UsageError("--out-x3p needs an X3P input (its axes give the heights' unit and spacing)");
   const int rows = in.z.rows, cols = in.z.cols;
+  check_filter_memory(o, bands.size(), rows, cols);
   lwt::Plan(rows, cols, o.levels, o.units, 1);  // throws PlanError: too many levels
   const std::vector<bool> invalid = fill_invalid(in.z.data);
   if (in.invalid)
@@ -537,6 +544,7 @@ int main(int argc, char** argv) {
     std::fputs(kUsage, stdout);
     return 0;
   }
+  io::remove_temporaries_on_signal();  // before StarPU's SIGINT handler, which passes it on to ours
   try {
     const Options o = parse(argc, argv);
     if (o.command == "demo") return run_demo(o);
@@ -550,6 +558,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "lwt2d: %s\n", e.what());
     return 2;
   } catch (const io::InputError& e) {
+    std::fprintf(stderr, "lwt2d: %s\n", e.what());
+    return 2;
+  } catch (const io::OutputPathError& e) {
     std::fprintf(stderr, "lwt2d: %s\n", e.what());
     return 2;
   } catch (const filter::BandError& e) {

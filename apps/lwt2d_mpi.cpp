@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "apps/io/npy.hpp"
+#include "apps/io/output.hpp"
 #include "apps/mpi_session.hpp"
 #include "apps/rank_dtps.hpp"
 #include "apps/starpu_session.hpp"
@@ -216,6 +217,7 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
   std::string error;
   if (apps::kSimulated) a.rows = o.rows, a.cols = o.cols;
   else if (rank == 0) try {
+      io::check_output_file(o.out);  // before any work, as the input
       a = io::read_npy_f32(o.in, io::F64Policy::Refuse);
     } catch (const std::exception& e) {
       error = e.what();

@@ -1,13 +1,16 @@
 #include "apps/starpu_session.hpp"
 
+#include <dlfcn.h>
 #include <starpu.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "codelets/simulated.hpp"
 #include "scheduler/plugin.hpp"
@@ -15,11 +18,49 @@
 namespace apps {
 namespace {
 
-bool is_known_policy(const std::string& name) {
-  if (name == "help" || sched::find_policy(name.c_str())) return true;  // StarPU lists its policies and goes on with the default
+std::string join(const std::vector<std::string>& names) {
+  std::string s;
+  for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+// STARPU_SCHED names a policy StarPU or this program finds: ours (linked in), StarPU's own, or,
+// where STARPU_SCHED_LIB is set, one that library lists (StarPU looks there first). Otherwise
+// UsageError naming them, since StarPU would warn and run its default policy instead.
+void check_policy_name(const std::string& name) {
+  if (name == "help") return;  // StarPU lists the policies and goes on with its default
+  std::vector<std::string> ours, starpu;
+  for (starpu_sched_policy** p = sched::all_policies(); *p; ++p) ours.push_back((*p)->policy_name);
   for (starpu_sched_policy** p = starpu_sched_get_predefined_policies(); *p; ++p)
-    if ((*p)->policy_name && name == (*p)->policy_name) return true;
-  return false;
+    if ((*p)->policy_name) starpu.push_back((*p)->policy_name);
+  auto in = [](const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); };
+  if (in(ours, name) || in(starpu, name)) return;
+  bool lib_read = false;
+  std::vector<std::string> lib_more;  // the library's policies that ours are not (ours: libfnndtps.so)
+  std::string lib_problem;
+  if (const char* lib = std::getenv("STARPU_SCHED_LIB"); lib && *lib) {
+    if (void* h = dlopen(lib, RTLD_NOW | RTLD_LOCAL)) {
+      using List = starpu_sched_policy** (*)();
+      if (auto list = reinterpret_cast<List>(dlsym(h, "starpu_get_sched_lib_policies"))) {
+        lib_read = true;
+        for (starpu_sched_policy** p = list(); p && *p; ++p)
+          if ((*p)->policy_name && !in(ours, (*p)->policy_name)) lib_more.push_back((*p)->policy_name);
+      } else {
+        lib_problem = std::string("STARPU_SCHED_LIB=") + lib + " lists no policies (no starpu_get_sched_lib_policies)";
+      }
+      dlclose(h);
+      if (in(lib_more, name)) return;
+    } else {
+      const char* why = dlerror();
+      lib_problem = std::string("STARPU_SCHED_LIB=") + lib + " cannot be loaded (" + (why ? why : "?") + ")";
+    }
+  }
+  std::string msg = "unknown scheduling policy STARPU_SCHED='" + name + "'; the policies are " + join(ours) +
+                    (lib_read && lib_more.empty() ? " (this program's and STARPU_SCHED_LIB's)" : " (this program's)");
+  if (!lib_more.empty()) msg += ", " + join(lib_more) + " (STARPU_SCHED_LIB's)";
+  msg += " and " + join(starpu) + " (StarPU's)";
+  if (!lib_problem.empty()) msg += "; " + lib_problem;
+  throw UsageError(msg);
 }
 
 constexpr long kMinCoresToReserve = 8;
@@ -55,6 +96,16 @@ std::pair<int, int> parse_size(const std::string& flag, const std::string& v) {
   return {parse_positive(flag, v.substr(0, x)), parse_positive(flag, v.substr(x + 1))};
 }
 
+void check_host_memory(const std::string& what, double bytes, const std::string& advice) {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  const double have = pages > 0 && page > 0 ? double(pages) * double(page) : 0.0;
+  if (kSimulated || have <= 0 || bytes <= 0.9 * have) return;
+  char msg[160];
+  std::snprintf(msg, sizeof msg, " needs %.1f GiB of host memory but this machine has %.1f GiB; ", bytes / 1073741824.0,
+                have / 1073741824.0);
+  throw UsageError(what + msg + advice);
+}
+
 StarpuSession::StarpuSession(const char* default_policy, Init init, Shutdown shutdown) : shutdown_(shutdown) {
   try {  // a bad FNNDTPS_SIM_ setting: one line before StarPU starts
     if (codelets::simulation_perturbed() && !kSimulated)
@@ -63,9 +114,7 @@ StarpuSession::StarpuSession(const char* default_policy, Init init, Shutdown shu
     throw UsageError(e.what());
   }
   const char* sched = std::getenv("STARPU_SCHED");
-  if (sched && *sched && !std::getenv("STARPU_SCHED_LIB") && !is_known_policy(sched))
-    throw UsageError(std::string("unknown scheduling policy STARPU_SCHED='") + sched +
-                     "'; run with STARPU_SCHED=help to list the policies");
+  if (sched && *sched) check_policy_name(sched);
   const int want_cuda = env_int("STARPU_NCUDA", -1);
   // The application's thread submits every task and must keep the GPU fed: on a node whose
   // cores are all StarPU workers it competes with them for a core (on the GPU machine a

@@ -31,6 +31,12 @@ int parse_positive(const std::string& flag, const std::string& v);
 // A surface's size, "S" (S x S) or "RxC", each positive; UsageError naming `flag` otherwise.
 std::pair<int, int> parse_size(const std::string& flag, const std::string& v);
 
+// Refuses (UsageError) a run whose buffers, `bytes` of host memory at least, exceed 90% of the
+// machine's physical memory, before any work, as gemm does, instead of failing in an allocation
+// partway: "<what> needs 447.0 GiB of host memory but this machine has 23.5 GiB; <advice>".
+// Not in simulation, whose buffers stay untouched.
+void check_host_memory(const std::string& what, double bytes, const std::string& advice);
+
 // `n` elements of host memory from starpu_malloc: pinned where CUDA workers exist, so that
 // StarPU's transfers to and from a GPU run at the bus's speed. StarPU must be running.
 template <typename T>

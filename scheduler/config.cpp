@@ -1,5 +1,6 @@
 #include "scheduler/config.hpp"
 
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <stdexcept>
@@ -23,6 +24,18 @@ double number(const char* name, double fallback, double lo, double hi) {
   return x;
 }
 
+int integer(const char* name, int fallback, int lo, int hi) {
+  const char* v = env(name);
+  if (!v) return fallback;
+  char* end = nullptr;
+  errno = 0;
+  const long x = std::strtol(v, &end, 10);
+  if (*end != '\0' || errno == ERANGE || x < lo || x > hi)
+    throw std::invalid_argument(std::string(name) + "='" + v + "' must be a whole number in [" + std::to_string(lo) +
+                                ", " + std::to_string(hi) + "]");
+  return int(x);
+}
+
 bool flag(const char* name, bool fallback) {
   const char* v = env(name);
   if (!v) return fallback;
@@ -37,7 +50,7 @@ bool flag(const char* name, bool fallback) {
 Config Config::from_env() {
   Config c;
   c.threshold = number("FNNDTPS_THRESHOLD", c.threshold, 0.0, 1e9);
-  c.hidden = int(number("FNNDTPS_HIDDEN", c.hidden, 1, 64));
+  c.hidden = integer("FNNDTPS_HIDDEN", c.hidden, 1, 64);
   c.batch_gap_us = 1e3 * number("FNNDTPS_BATCH_GAP_MS", c.batch_gap_us / 1e3, 0.0, 1e6);
   c.summary = flag("FNNDTPS_SUMMARY", c.summary);
   c.verbose = flag("FNNDTPS_VERBOSE", c.verbose);

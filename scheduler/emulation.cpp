@@ -35,6 +35,18 @@ double parse_number(const std::string& what, const std::string& v) {
   return x;
 }
 
+// A count in [0, 1e15]: whole, finite (NaN fails every comparison, so it is refused too).
+long parse_count(const std::string& what, const std::string& v) {
+  const double x = parse_number(what, v);
+  if (!(x >= 0 && x <= 1e15) || x != std::floor(x))
+    throw std::invalid_argument(what + " '" + v + "' must be a whole number in [0, 1e15]");
+  return long(x);
+}
+
+// StarPU's worker ids are small, and a factor above 1e6 (a 1 ms task stretched past 16 minutes)
+// is a typo, not an emulation.
+constexpr double kMaxWorker = (1 << 20) - 1, kMaxFactor = 1e6;
+
 void load(State& s) {
   s.factors.clear();
   s.after_tasks = 0;
@@ -47,7 +59,7 @@ void load(State& s) {
   s.corun = 1;
   if (const char* v = std::getenv("FNNDTPS_CORUN_SLOWDOWN"); v && *v) {
     s.corun = parse_number("FNNDTPS_CORUN_SLOWDOWN", v);
-    if (!(s.corun >= 1 && s.corun <= 1e6))
+    if (!(s.corun >= 1 && s.corun <= kMaxFactor))
       throw std::invalid_argument("FNNDTPS_CORUN_SLOWDOWN '" + std::string(v) + "' must be a factor in [1, 1e6]");
   }
   if (const char* v = std::getenv("FNNDTPS_EMULATED_GPUS"); v && *v) {
@@ -56,10 +68,18 @@ void load(State& s) {
     std::string item;
     while (std::getline(in, item, ',')) {
       const double w = parse_number("FNNDTPS_EMULATED_GPUS worker", item);
-      if (!(w >= 0 && w < 1 << 20) || w != std::floor(w))  // StarPU's worker ids are small
+      if (!(w >= 0 && w <= kMaxWorker) || w != std::floor(w))
         throw std::invalid_argument("FNNDTPS_EMULATED_GPUS entry '" + item + "' is not a worker number");
       s.gpu_class.insert(int(w));
     }
+  }
+  // Checked whether or not FNNDTPS_SLOWDOWN is set: a bad value is refused, never ignored.
+  if (const char* v = std::getenv("FNNDTPS_SLOWDOWN_AFTER_TASKS"); v && *v)
+    s.after_tasks = parse_count("FNNDTPS_SLOWDOWN_AFTER_TASKS", v);
+  if (const char* v = std::getenv("FNNDTPS_SLOWDOWN_AFTER_MS"); v && *v) {
+    s.after_ms = parse_number("FNNDTPS_SLOWDOWN_AFTER_MS", v);
+    if (!(s.after_ms >= 0 && s.after_ms <= 1e12))
+      throw std::invalid_argument("FNNDTPS_SLOWDOWN_AFTER_MS '" + std::string(v) + "' must be milliseconds in [0, 1e12]");
   }
   const char* spec = std::getenv("FNNDTPS_SLOWDOWN");
   if (!spec || !*spec) return;
@@ -72,14 +92,11 @@ void load(State& s) {
       throw std::invalid_argument("FNNDTPS_SLOWDOWN entry '" + item + "' is not worker:factor");
     const double w = parse_number("FNNDTPS_SLOWDOWN worker", item.substr(0, colon));
     const double f = parse_number("FNNDTPS_SLOWDOWN factor", item.substr(colon + 1));
-    if (w < 0 || f < 1)
-      throw std::invalid_argument("FNNDTPS_SLOWDOWN entry '" + item + "': workers are >= 0, factors >= 1");
+    if (!(w >= 0 && w <= kMaxWorker) || w != std::floor(w) || !(f >= 1 && f <= kMaxFactor))
+      throw std::invalid_argument("FNNDTPS_SLOWDOWN entry '" + item +
+                                  "': workers are whole numbers >= 0, factors in [1, 1e6]");
     s.factors[int(w)] = f;
   }
-  if (const char* v = std::getenv("FNNDTPS_SLOWDOWN_AFTER_TASKS"))
-    s.after_tasks = long(parse_number("FNNDTPS_SLOWDOWN_AFTER_TASKS", v));
-  if (const char* v = std::getenv("FNNDTPS_SLOWDOWN_AFTER_MS"))
-    s.after_ms = parse_number("FNNDTPS_SLOWDOWN_AFTER_MS", v);
 }
 
 State& state() {
@@ -125,6 +142,8 @@ bool configured() { return !state().factors.empty() || !state().gpu_class.empty(
 bool gpu_class(int worker) { return state().gpu_class.count(worker) > 0; }
 
 int last_gpu_class_worker() { return state().gpu_class.empty() ? -1 : *state().gpu_class.rbegin(); }
+
+int last_slowdown_worker() { return state().factors.empty() ? -1 : state().factors.rbegin()->first; }
 
 double stretch(int worker, double seconds, double extra) {
   State& s = state();

@@ -32,6 +32,8 @@ bool configured();
 bool gpu_class(int worker);
 // The largest worker FNNDTPS_EMULATED_GPUS lists, or -1.
 int last_gpu_class_worker();
+// The largest worker FNNDTPS_SLOWDOWN names, or -1.
+int last_slowdown_worker();
 // Call at a task's end with the seconds it ran: counts the task and sleeps
 // (factor x extra - 1) x seconds, so the task takes factor x extra times as long (`extra`:
 // corun_factor() when the other class was running, else 1). Returns factor x extra.

@@ -1181,6 +1181,9 @@ void init(unsigned ctx, SpeedSource source) {
     if (emu::last_gpu_class_worker() >= int(n))
       throw std::invalid_argument("FNNDTPS_EMULATED_GPUS names worker " + std::to_string(emu::last_gpu_class_worker()) +
                                   " but StarPU has " + std::to_string(n) + " workers");
+    if (emu::last_slowdown_worker() >= int(n))
+      throw std::invalid_argument("FNNDTPS_SLOWDOWN names worker " + std::to_string(emu::last_slowdown_worker()) +
+                                  " but StarPU has " + std::to_string(n) + " workers");
     p->probe = std::make_unique<Probe>(specs, probe_options());
     p->features.resize(n);
     for (std::size_t w = 0; w < n; ++w) p->workers[w].peak_F = p->probe->static_features(w).F;

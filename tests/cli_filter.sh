@@ -97,6 +97,23 @@ mkdir -p "$dir/p"; cp "$dir/roughness.npy" "$dir/p/roughness.npy"; before=$(sha1
 expect_fail "output over the input" filter --in "$dir/p/roughness.npy" --levels 3 --bands roughness=1,form=rest --out-dir "$dir/p"
 [[ $(sha1sum <"$dir/p/roughness.npy") == "$before" ]] && pass "input untouched" || fail "input changed"
 expect_fail "generate: unknown part" generate --out "$dir/bad.npy" --part texture
+# Output locations that cannot be written: found before any work, exit 2, nothing written.
+mkdir -p "$dir/ro"; chmod a-w "$dir/ro"
+ro=$dir/ro; touch "$ro/probe" 2>/dev/null && { rm -f "$ro/probe"; ro=/sys; }  # root writes anywhere but there
+g=(filter --in "$dir/all.npy" --levels 3 --bands roughness=1,form=rest)
+expect_fail "--out-dir in a read-only location" "${g[@]}" --out-dir "$ro/bands"
+expect_fail "--out-dir under a file" "${g[@]}" --out-dir "$dir/afile/bands"
+chmod u+w "$dir/ro"
+[[ -z $(ls -A "$dir/ro") ]] && pass "nothing written in the read-only location" || fail "files left in $dir/ro"
+# All bands or none: form.npy cannot be written (a folder holds its name), so roughness.npy and
+# waviness.npy, which come before it, are not written either, and an older roughness.npy stays.
+mkdir -p "$dir/d/form.npy"; echo old >"$dir/d/roughness.npy"
+"$LWT2D" filter --in "$dir/all.npy" --levels 6 --bands roughness=1-2,waviness=3-4,form=rest --out-dir "$dir/d" \
+  >"$dir/o.txt" 2>"$dir/e.all"; rc=$?
+left=$(cd "$dir/d" && ls -A | tr '\n' ' ')
+if [[ $rc -eq 2 && $(grep -vc '^\[starpu\]' "$dir/e.all") -eq 1 && $left == "form.npy roughness.npy " &&
+      $(cat "$dir/d/roughness.npy") == old ]]; then pass "a band that cannot be written: no band written: $(grep -v '^\[starpu\]' "$dir/e.all")"
+else fail "a band that cannot be written: exit $rc, left in the folder: $left"; cat "$dir/e.all"; fi
 
 echo "lwt2d-filter-cli: $passed passed, $fails failed"
 [[ $fails -eq 0 ]]

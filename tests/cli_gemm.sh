@@ -5,7 +5,7 @@
 # has a header naming the decomposition, one line per iteration,
 # the per-worker counts and the RESULT line; every bad input gets exactly one line on stderr
 # and exit status 2.
-#   bash tests/cli_gemm.sh <gemm binary>
+#   bash tests/cli_gemm.sh <gemm binary> [libfnndtps.so]
 set -u
 GEMM=$1
 dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
@@ -106,6 +106,15 @@ expect_fail "--tile with --tiles" --size 64 --tile 32 --tiles 32,16
 expect_fail "--tf32 in double" --size 64 --precision d --tf32
 expect_fail "too many mixed-tile tasks" --size 2000 --split 3d --tiles 1,2
 STARPU_SCHED=nosuchpolicy expect_fail "unknown policy" --size 64
+# With STARPU_SCHED_LIB the name is checked against the library's list and StarPU's too.
+LIB=${2:-$(dirname "$GEMM")/../lib/libfnndtps.so}
+if [[ -f $LIB ]]; then
+  STARPU_SCHED_LIB=$LIB STARPU_SCHED=nosuchpolicy expect_fail "unknown policy with STARPU_SCHED_LIB" --size 64
+  grep -q "fnn-dtps.*eager" "$dir/err.txt" && pass "the line names the library's and StarPU's policies" \
+    || fail "the line names no policies: $(cat "$dir/err.txt")"
+else
+  echo "note: no $LIB; the STARPU_SCHED_LIB case is not run"
+fi
 STARPU_NCUDA=99 expect_fail "more GPUs asked for than exist" --size 64
 
 echo "gemm-cli: $passed passed, $fails failed"

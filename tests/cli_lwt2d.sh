@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # lwt2d's command-line contract: good files round-trip; every bad input gets exactly one
-# line on stderr and a non-zero exit, and the input file is never overwritten.
+# line on stderr and exit status 2, and the input file is never overwritten; a signal during a
+# write leaves neither the output nor a temporary.
+#   bash tests/cli_lwt2d.sh <lwt2d binary> [libfnndtps.so]
 set -u
 LWT2D=$1
+LIB=${2:-$(dirname "$LWT2D")/../lib/libfnndtps.so}
 # Debian's interpreter, where scripts/setup.sh installed numpy (a pyenv python3 may shadow it).
 PY=${PYTHON:-/usr/bin/python3}
 dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
@@ -23,15 +26,18 @@ open(f"{d}/short.npy", "wb").write(open(f"{d}/x.npy", "rb").read()[:200])
 open(f"{d}/text.npy", "w").write("not an array\n")
 PY
 
-# expect_fail NAME ARGS...: non-zero exit, exactly one line on stderr (StarPU's own
-# "[starpu]" notices, e.g. a GPU machine's hwloc warnings, are not ours and not counted).
+# expect_fail NAME ARGS...: exit status 2, exactly one line on stderr (StarPU's own
+# "[starpu]" notices, e.g. a GPU machine's hwloc warnings, are not ours and not counted), and
+# that line has $WORDS where set.
+# $ENV: VAR=value words for the run.
 expect_fail() {
   local name=$1; shift
-  "$LWT2D" "$@" >"$dir/out.txt" 2>"$dir/err.all"; local rc=$?
+  env ${ENV:-} "$LWT2D" "$@" >"$dir/out.txt" 2>"$dir/err.all"; local rc=$?
   grep -v '^\[starpu\]' "$dir/err.all" >"$dir/err.txt"
   local lines; lines=$(wc -l <"$dir/err.txt")
-  if [[ $rc -ne 0 && $lines -eq 1 ]]; then passed=$((passed + 1)); echo "ok   $name: $(cat "$dir/err.txt")"
-  else fails=$((fails + 1)); echo "FAIL $name: exit $rc, $lines stderr lines:"; cat "$dir/err.txt"; fi
+  if [[ $rc -eq 2 && $lines -eq 1 ]] && grep -q -- "${WORDS:-}" "$dir/err.txt"; then
+    passed=$((passed + 1)); echo "ok   $name: $(cat "$dir/err.txt")"
+  else fails=$((fails + 1)); echo "FAIL $name: exit $rc, $lines stderr lines${WORDS:+, wanted '$WORDS'}:"; cat "$dir/err.txt"; fi
 }
 expect_ok() {
   local name=$1; shift
@@ -70,7 +76,77 @@ expect_fail "negative size" demo --size -5x10
 expect_fail "no arguments"
 STARPU_SCHED=nosuchpolicy expect_fail "unknown policy" demo --size 64
 STARPU_NCUDA=99 expect_fail "more GPUs asked for than exist" demo --size 64
+# STARPU_SCHED_LIB set: the name is checked against that library's list and StarPU's (StarPU
+# itself would warn and run lws).
+if [[ -f $LIB ]]; then
+  for cmd in "demo --size 64" "forward --in $dir/x.npy --out $dir/o.npy --levels 3"; do
+    STARPU_SCHED_LIB=$LIB STARPU_SCHED=nonexistent WORDS="fnn-dtps.*eager" \
+      expect_fail "unknown policy with STARPU_SCHED_LIB (${cmd%% *})" $cmd
+  done
+  STARPU_SCHED_LIB=$dir/none.so STARPU_SCHED=nonexistent WORDS="cannot be loaded" \
+    expect_fail "unknown policy, STARPU_SCHED_LIB not loadable" demo --size 64
+  STARPU_SCHED_LIB=$LIB STARPU_SCHED=dtps expect_ok "one of the library's policies with STARPU_SCHED_LIB" demo --size 64
+  STARPU_SCHED_LIB=$LIB STARPU_SCHED=eager expect_ok "a StarPU policy with STARPU_SCHED_LIB" demo --size 64
+else
+  echo "note: no $LIB; the STARPU_SCHED_LIB cases are not run"
+fi
+# Policy settings the policy refuses at its start: one line, exit 2.
+for setting in FNNDTPS_SLOWDOWN=99:2 FNNDTPS_SLOWDOWN=0:nan FNNDTPS_HIDDEN=2.5; do
+  ENV="$setting STARPU_SCHED=fnn-dtps" WORDS="^fnndtps: " expect_fail "$setting" demo --size 64
+done
+# Output paths that cannot be written: found before any work, exit 2.
+mkdir -p "$dir/ro" "$dir/adir.npy"; chmod a-w "$dir/ro"
+ro=$dir/ro; touch "$ro/probe" 2>/dev/null && { rm -f "$ro/probe"; ro=/sys; }  # root writes anywhere but there
+for cmd in forward inverse generate; do
+  in=(); [[ $cmd != generate ]] && in=(--in "$dir/x.npy")
+  WORDS="does not exist" expect_fail "$cmd: --out in a missing folder" $cmd "${in[@]}" --out "$dir/none/o.npy"
+  WORDS="is a directory" expect_fail "$cmd: --out names a folder" $cmd "${in[@]}" --out "$dir/adir.npy"
+  WORDS="cannot write in" expect_fail "$cmd: --out in a read-only location" $cmd "${in[@]}" --out "$ro/o.npy"
+done
+chmod u+w "$dir/ro"
+# More memory than the machine has: refused before any allocation (as gemm), with the sizes.
+side=$($PY -c "import math, os; print(math.isqrt(os.sysconf('SC_PHYS_PAGES') * os.sysconf('SC_PAGE_SIZE')) + 1)")  # side^2 floats: 4x the memory
+WORDS="needs .* GiB of host memory but this machine has" expect_fail "generate larger than memory" \
+  generate --size 200000x200000 --out "$dir/o.npy"
+WORDS="needs .* GiB" expect_fail "generate larger than memory ($side^2)" generate --size "$side" --out "$dir/o.npy"
+WORDS="needs .* GiB" expect_fail "demo larger than memory" demo --size "$side"
+# A sparse file whose header says side^2 floats (no disk used), as a 160 GB input would be.
+$PY - "$dir/huge.npy" "$side" <<'PY'
+import sys, numpy as np
+path, side = sys.argv[1], int(sys.argv[2])
+hdr = "{'descr': '<f4', 'fortran_order': False, 'shape': (%d, %d), }" % (side, side)
+hdr += ' ' * ((64 - (10 + len(hdr) + 1) % 64) % 64) + '\n'
+with open(path, 'wb') as f:
+    f.write(b'\x93NUMPY\x01\x00' + len(hdr).to_bytes(2, 'little') + hdr.encode())
+    f.truncate(f.tell() + 4 * side * side)
+PY
+WORDS="needs .* GiB" expect_fail "forward of a sparse input larger than memory" forward --in "$dir/huge.npy" --out "$dir/o.npy"
+rm -f "$dir/huge.npy"
 [[ ! -e "$dir/o.npy" ]] && passed=$((passed + 1)) || { fails=$((fails + 1)); echo "FAIL refused run wrote output"; }
+
+# SIGTERM or SIGINT while a large output is being written: the program ends by the signal and
+# leaves no temporary and no output. Started with SIGINT at its default: a shell without job
+# control starts background jobs with SIGINT ignored, which the program keeps.
+for round in 1 2 3; do
+  for sig in TERM INT; do
+    for ext in npy x3p; do
+      rm -rf "$dir/sig"; mkdir "$dir/sig"
+      $PY -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' \
+        "$LWT2D" generate --size 6144 --out "$dir/sig/s.$ext" >/dev/null 2>&1 &
+      pid=$!
+      # The temporary (registered before it is created) appears: signal at once, mid-write.
+      for _ in $(seq 1 5000); do
+        compgen -G "$dir/sig/s.$ext.tmp-*" >/dev/null && break
+        kill -0 $pid 2>/dev/null || break; sleep 0.002
+      done
+      kill -$sig $pid 2>/dev/null; wait $pid; rc=$?
+      left=$(ls -A "$dir/sig")
+      if [[ $rc -eq $((128 + $(kill -l $sig))) && -z $left ]]; then
+        passed=$((passed + 1)); echo "ok   SIG$sig during a .$ext write (round $round): exit $rc, nothing left"
+      else fails=$((fails + 1)); echo "FAIL SIG$sig during a .$ext write (round $round): exit $rc, left: ${left:-nothing}"; fi
+    done
+  done
+done
 
 echo "lwt2d-cli: $passed passed, $fails failed"
 [[ $fails -eq 0 ]]

@@ -3,6 +3,10 @@
 # load them (STARPU_SCHED_LIB + STARPU_SCHED), and under StarPU's eager and dmdas (and prio for
 # the priority scenario, since eager is a plain FIFO by design).
 #   tests/sched_clients.sh PROGRAM LIBFNNDTPS [SCENARIO...]   (default: all of them)
+#   tests/sched_clients.sh PROGRAM LIBFNNDTPS bad_settings
+# bad_settings: a policy setting the policies refuse (non-finite or huge factors, a worker
+# StarPU does not have, a non-integer) ends the program at the policy's start with one
+# "fnndtps:" line and exit status 2; good ones of the same variables run.
 # For our policies, redux_cpy also asks for the summary (FNNDTPS_SUMMARY=1) and checks that
 # the policy counted at least one batch per phase the program reports: the phases are
 # separated by idle time, so a batch that never ends (frozen) shows as 1.
@@ -64,6 +68,38 @@ run() {
   fi
   passed=$((passed + 1)); echo "ok   $out"
 }
+
+if [[ ${scenarios[0]} == bad_settings ]]; then
+  # run_setting SETTING EXPECT: under fnn-dtps (which reads every setting) through the library.
+  run_setting() {
+    local setting=$1 expect=$2 rc err
+    rm -rf "$tmp/run"; mkdir -p "$tmp/run/models"
+    env $setting STARPU_NCPU=3 STARPU_SCHED=fnn-dtps STARPU_SCHED_LIB="$lib" STARPU_HOME="$tmp/run" \
+      FNNDTPS_MODEL_DIR="$tmp/run/models" timeout 60 "$prog" nodata_tiny >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    err=$(grep -v '^\[starpu\]' "$tmp/err")
+    if [[ $expect == refused && $rc -eq 2 && $(wc -l <<<"$err") -eq 1 && $err == "fnndtps: "* ]] ||
+       [[ $expect == runs && $rc -eq 0 ]]; then
+      passed=$((passed + 1)); echo "ok   $setting: ${err:-$(cat "$tmp/out")}"
+    else
+      failed=$((failed + 1)); echo "FAIL $setting: expected it $expect; exit $rc, stderr: $err"
+    fi
+  }
+  for setting in FNNDTPS_SLOWDOWN=0:inf FNNDTPS_SLOWDOWN=0:nan FNNDTPS_SLOWDOWN=nan:2 FNNDTPS_SLOWDOWN=99:2 \
+                 FNNDTPS_SLOWDOWN=3:2 FNNDTPS_SLOWDOWN=0:1e300 FNNDTPS_SLOWDOWN=1.5:2 \
+                 "FNNDTPS_SLOWDOWN=0:2 FNNDTPS_SLOWDOWN_AFTER_TASKS=nan" \
+                 "FNNDTPS_SLOWDOWN=0:2 FNNDTPS_SLOWDOWN_AFTER_TASKS=-1" \
+                 "FNNDTPS_SLOWDOWN=0:2 FNNDTPS_SLOWDOWN_AFTER_MS=nan" FNNDTPS_SLOWDOWN_AFTER_TASKS=2.5 \
+                 FNNDTPS_HIDDEN=2.5 FNNDTPS_HIDDEN=1e1; do
+    run_setting "$setting" refused
+  done
+  for setting in "FNNDTPS_SLOWDOWN=0:1,2:2 FNNDTPS_SLOWDOWN_AFTER_TASKS=5" FNNDTPS_HIDDEN=8; do
+    run_setting "$setting" runs
+  done
+  echo "sched-clients: $passed passed, $failed failed"
+  ((failed == 0))
+  exit
+fi
 
 for scenario in "${scenarios[@]}"; do
   for policy in "${ours[@]}"; do run "$scenario" "$policy" lib; done

@@ -649,11 +649,17 @@ TEST_F(FnnTool, RefusesBadArguments) {
   EXPECT_EQ(slurp(s), before);
 }
 
-TEST_F(FnnTool, RuntimeFailureIsExitCodeOne) {
+// An output path that cannot be written is bad input, found before training (exit 2, as every
+// app): a missing folder, a folder named as the file, a location that takes no new file.
+TEST_F(FnnTool, AnUnwritableOutputIsRefusedBeforeTraining) {
   const std::string s = write("s.csv", good_csv(5));
-  const ToolResult r = run("train --samples " + s + " --out " + path("no/such/dir/m.fnn") +
-                           " --epochs1 1 --epochs2 1");
-  EXPECT_EQ(r.code, 1);
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("fnn-tool: cannot write"));
+  const std::string train = "train --epochs1 1 --epochs2 1 --samples " + s + " --out ";
+  expect_refused(train + path("no/such/dir/m.fnn"), "does not exist");
+  expect_refused(train + dir_.string(), "is a directory");
+  fs::create_directory(path("ro"));
+  fs::permissions(path("ro"), fs::perms::owner_read | fs::perms::owner_exec);
+  const std::string ro = ::access(path("ro").c_str(), W_OK) == 0 ? "/sys" : path("ro");  // root writes anywhere but there
+  expect_refused(train + ro + "/m.fnn", "cannot write in");
+  fs::permissions(path("ro"), fs::perms::owner_all);
+  EXPECT_EQ(run(train + path("no/such/dir/m.fnn")).out, "");  // nothing trained
 }

@@ -1,6 +1,8 @@
 // lwt_io: .npy / raw readers and writers (every defect of DESIGN §9 refused with a message that
 // names it) and the synthetic surface (deterministic across thread counts, the intended mix).
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "apps/io/npy.hpp"
+#include "apps/io/output.hpp"
 #include "apps/io/surface.hpp"
 
 namespace fs = std::filesystem;
@@ -437,6 +440,118 @@ TEST_F(IoTest, WriteFailuresAreReported) {
   int files = 0;
   for ([[maybe_unused]] auto& e : fs::directory_iterator(dir_)) ++files;
   EXPECT_EQ(files, 0);  // no temporary left behind
+}
+
+// ---- Output paths, staged sets, temporaries on a signal ----------------------------------
+
+std::string slurp(const std::string& p) {
+  std::ifstream f(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+std::vector<std::string> listing(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+TEST_F(IoTest, OutputPathsAreCheckedBeforeWork) {
+  EXPECT_NO_THROW(io::check_output_file(path("x.npy")));
+  EXPECT_NO_THROW(io::check_output_dir(path("new/deeper")));  // created when written
+  EXPECT_THROW(io::check_output_file(path("no/such/x.npy")), io::OutputPathError);
+  EXPECT_THROW(io::check_output_file(dir_.string()), io::OutputPathError);  // a folder
+  EXPECT_THROW(io::check_output_file(""), io::OutputPathError);
+  EXPECT_THROW(io::check_output_file("/dev/null"), io::OutputPathError);  // would replace the device
+  write_bytes(path("file"), "x");
+  EXPECT_THROW(io::check_output_dir(path("file")), io::OutputPathError);
+  EXPECT_THROW(io::check_output_dir(path("file/sub")), io::OutputPathError);
+  EXPECT_THROW(io::check_output_file(path("file/x.npy")), io::OutputPathError);
+  try {
+    io::check_output_file(path("no/such/x.npy"));
+  } catch (const io::OutputPathError& e) {
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("does not exist"), std::string::npos) << e.what();
+  }
+  // A location that takes no new file: a read-only folder (root writes there anyway, so /sys,
+  // where no one creates files, stands in).
+  fs::create_directory(path("ro"));
+  fs::permissions(path("ro"), fs::perms::owner_read | fs::perms::owner_exec);
+  const std::string ro = ::access(path("ro").c_str(), W_OK) == 0 ? "/sys" : path("ro");
+  EXPECT_THROW(io::check_output_file(ro + "/x.npy"), io::OutputPathError);
+  EXPECT_THROW(io::check_output_dir(ro + "/out"), io::OutputPathError);
+  fs::permissions(path("ro"), fs::perms::owner_all);
+  EXPECT_EQ(listing(dir_), (std::vector<std::string>{"file", "ro"}));  // the probes are gone
+}
+
+TEST_F(IoTest, StagedFilesMoveAllOrNone) {
+  const std::string out = path("out");
+  fs::create_directory(out);
+  write_bytes(out + "/a.npy", "old a");
+  {
+    io::Staging stage(out);
+    write_bytes(stage.path("a.npy"), "new a");
+    write_bytes(stage.path("b.npy"), "new b");
+    stage.path("c.npy");  // never written: its move fails after a's and b's
+    EXPECT_THROW(stage.commit(), io::OutputError);
+  }
+  EXPECT_EQ(listing(out), std::vector<std::string>{"a.npy"});  // b taken back, no staging folder
+  EXPECT_EQ(slurp(out + "/a.npy"), "old a");                    // the file a replaced, restored
+  {
+    io::Staging stage(out);
+    write_bytes(stage.path("a.npy"), "new a");
+    write_bytes(stage.path("b.npy"), "new b");
+    EXPECT_EQ(stage.commit(), (std::vector<std::string>{out + "/a.npy", out + "/b.npy"}));
+  }
+  EXPECT_EQ(listing(out), (std::vector<std::string>{"a.npy", "b.npy"}));
+  EXPECT_EQ(slurp(out + "/a.npy"), "new a");
+  // A folder the run created goes with a failed run.
+  {
+    io::Staging stage(path("made/here"));
+    stage.path("x.npy");
+  }
+  EXPECT_FALSE(fs::exists(path("made")));
+}
+
+// A child registers a file and a folder (with a file in it, as libzip's temporary), then is
+// ended by the signal: both are gone, and it died of that signal.
+TEST_F(IoTest, SignalsRemoveTheTemporariesInFlight) {
+  io::remove_temporaries_on_signal();
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
+    struct sigaction now {};
+    sigaction(sig, nullptr, &now);
+    if (now.sa_handler == SIG_IGN) continue;  // ignored when the handlers went in (nohup): stays so
+    const std::string file = path("x.npy.tmp-1-0"), folder = path("y.x3p.tmp-1-1");
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      const io::InFlight a(file), b(folder, io::InFlight::kFolder);
+      write_bytes(file, "partial");
+      fs::create_directories(folder + "/sub");
+      write_bytes(folder + "/surface.x3p.AbCdEf", "partial");
+      write_bytes(folder + "/sub/more", "partial");
+      raise(sig);
+      _exit(0);  // not reached
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == sig) << "status " << status;
+    EXPECT_FALSE(fs::exists(file));
+    EXPECT_FALSE(fs::exists(folder));
+  }
+  // An unregistered path stays, and so does everything after the guard's end.
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    { const io::InFlight a(path("done")); }
+    write_bytes(path("done"), "complete");
+    raise(SIGTERM);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFSIGNALED(status));
+  EXPECT_TRUE(fs::exists(path("done")));
 }
 
 // ---- Surface ------------------------------------------------------------------------------

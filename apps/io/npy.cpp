@@ -14,6 +14,8 @@
 #include <sstream>
 #include <string_view>
 
+#include "apps/io/output.hpp"
+
 namespace io {
 namespace {
 
@@ -420,6 +422,7 @@ void write_atomic(const std::string& path, const std::string& header, const void
     fail_out(path, "is a directory; give a file name for the output");
 
   const std::string tmp = temp_name(path);
+  const InFlight in_flight(tmp);  // a signal removes it
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (!f)
     fail_out(path, "cannot create the temporary file " + tmp + " (" + errno_text(errno) +

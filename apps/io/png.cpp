@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "apps/io/npy.hpp"
+#include "apps/io/output.hpp"
 #include "codelets/lifting.hpp"
 
 namespace io {
@@ -123,6 +124,7 @@ void write_png(const std::string& path, const Image& im, const std::string& prot
     throw OutputError(path + ": refusing to overwrite the input file " + protected_input);
   const std::string tmp = path + ".tmp-" + std::to_string(long(::getpid())) + "-" +
                           std::to_string(temp_counter.fetch_add(1));
+  const InFlight in_flight(tmp);  // a signal removes it
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (!f) throw OutputError(path + ": cannot create " + tmp + " (" + std::strerror(errno) + ")");
   png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);

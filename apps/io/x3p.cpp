@@ -20,6 +20,8 @@
 #include <sstream>
 #include <vector>
 
+#include "apps/io/output.hpp"
+
 namespace io {
 namespace {
 
@@ -325,8 +327,23 @@ void write_x3p(const std::string& path, int rows, int cols, const float* z, doub
   std::vector<double> heights(z, z + n);  // little-endian hosts, as the reader
   const std::string xml = main_xml(rows, cols, dx, dy, md5_hex(heights.data(), n * sizeof(double)));
   const std::string xml_md5 = md5_hex(xml.data(), xml.size()) + " *main.xml\n";
-  const std::string tmp = path + ".tmp-" + std::to_string(long(::getpid())) + "-" +
-                          std::to_string(temp_counter.fetch_add(1));
+  // libzip writes its own temporary (<name>.XXXXXX) beside the file it makes: both go in a
+  // folder of ours, which a signal or a failure removes whole.
+  const std::string tmp_dir = path + ".tmp-" + std::to_string(long(::getpid())) + "-" +
+                              std::to_string(temp_counter.fetch_add(1));
+  const InFlight in_flight(tmp_dir, InFlight::kFolder);
+  std::error_code ec;
+  if (!fs::create_directory(tmp_dir, ec))
+    fail_out(path, "cannot create " + tmp_dir + " (" + (ec ? ec.message() : "it exists") +
+                       "); check that the directory exists and is writable");
+  struct RemoveDir {
+    const std::string& dir;
+    ~RemoveDir() {
+      std::error_code e;
+      fs::remove_all(dir, e);
+    }
+  } remove_dir{tmp_dir};
+  const std::string tmp = tmp_dir + "/surface.x3p";
   int err = 0;
   zip_t* zip = zip_open(tmp.c_str(), ZIP_CREATE | ZIP_EXCL, &err);
   if (!zip) fail_out(path, "cannot create " + tmp + "; check that the directory exists and is writable");
@@ -350,12 +367,10 @@ void write_x3p(const std::string& path, int rows, int cols, const float* z, doub
   if (zip_close(zip) != 0) {
     const std::string why = zip_strerror(zip);
     zip_discard(zip);
-    std::remove(tmp.c_str());
     fail_out(path, "write failed (" + why + "); check free disk space and permissions");
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     const int e = errno;
-    std::remove(tmp.c_str());
     fail_out(path, std::string("cannot move the finished file into place (") + std::strerror(e) + ")");
   }
 }
