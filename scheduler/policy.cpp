@@ -122,6 +122,12 @@ constexpr double kMinStealUs = 50;         // ... from a queue holding at least 
 constexpr double kIdleCheckUs = 100;       // an idle worker looks at the batch this often
 constexpr double kTieUs = 1;               // expected finishes closer than this are equal
 constexpr double kRelEwma = 0.1;           // weight of a task's timing in its worker's `rel`
+// Without a split DTPS has measured (its plan), a node with GPUs co-runs a codelet only where the
+// slower class adds at least this share of the faster one's throughput. CPU passes and the
+// GPU's transfers share host DRAM, and a co-run allocates the units' buffers on both sides: a
+// smaller promise is not kept (every LWT co-run measured on the GPU machine was slower than the
+// GPU alone). DTPS's later batches split by its plan, judged by the makespan guard.
+constexpr double kMinCoRunGain = 0.5;
 constexpr std::size_t kMaxArchs = 32;      // the CPU cores and each GPU (Policy::arch_of)
 
 // A read-write lock of StarPU's (SimGrid needs them), relaxed while waiting as QueueLock.
@@ -185,6 +191,7 @@ struct CodeletState {
   std::atomic<bool> stale{true};
   std::atomic<double> speeds_us{-1e300};
   std::atomic<double> alpha{-1};         // DTPS's CPU-class share, < 0 until learned
+  std::atomic<int> alone{-1};            // the class DTPS starts a split from (kMinCoRunGain), -1 both
   // DTPS's dispatch of tasks of different eq. (5) weights (dtps_dispatch.hpp): this batch's
   // pushed work per weight bin; the cut the previous batch's bins and alpha set (-1: none);
   // the work of the cut's own bin pushed in this batch, and the part sent to the GPU class.
@@ -664,6 +671,11 @@ void refresh_speeds(Policy& p, CodeletState& c, double now) {
     in.ability_measured = c.cp_measured;
   }
   in.alpha = get(c.alpha);
+  double cls[2] = {0, 0};  // each class's throughput
+  for (std::size_t w = 0; w < n; ++w) cls[p.workers[w].gpu ? 1 : 0] += in.measured[w];
+  const bool gpus = p.gpu_nodes.load(std::memory_order_relaxed) > 0;
+  c.alone.store(gpus && std::min(cls[0], cls[1]) < kMinCoRunGain * std::max(cls[0], cls[1]) ? (cls[1] > cls[0] ? 1 : 0) : -1,
+                std::memory_order_relaxed);
   const std::vector<double> s = speeds(p.source, in);
   for (std::size_t w = 0; w < n; ++w) {
     const double speed = s[w] > 0 ? s[w] : 1e-12;
@@ -1438,6 +1450,12 @@ int push(starpu_task* task) {
       only = place.cls, keeper = place.owner;
       unplaced = unit.n > 0 && place.cls < 0;
     }
+    // No split to follow (DTPS's plan): the faster class alone where the other adds too little.
+    if (p->source != SpeedSource::Even && only < 0 && !open_plan(*p).splits() &&
+        p->has_cpu.load(std::memory_order_relaxed)) {
+      only = c.alone.load(std::memory_order_relaxed);
+      if (only >= 0) unplaced = false;
+    }
     for (int pass = only < 0; pass < 2 && best < 0; ++pass) {
       workers->init_iterator_for_parallel_tasks(workers, &it, task);
       while (workers->has_next(workers, &it)) {
@@ -1448,9 +1466,16 @@ int push(starpu_task* task) {
           continue;
         double& tr = transfer[s.node];
         if (tr < 0) tr = data ? std::max(0.0, starpu_task_expected_data_transfer_time_for(task, unsigned(w))) : 0.0;
-        double& ac = arch_cost[p->arch_of[std::size_t(w)]];
-        if (std::isnan(ac)) ac = arch_us(*p, c, task, ctx, w, key);
-        const double run = ac * get(c.rel[std::size_t(w)]) * get(c.scale[std::size_t(w)]);
+        // `even` divides the work alone (seed 000 Fig. 1): every worker at the same speed, no
+        // fixed cost of its own, which would send data-less tasks to the cheapest arch.
+        double run = 0;
+        if (p->source == SpeedSource::Even) {
+          run = key.work / get(c.speed[std::size_t(w)]);
+        } else {
+          double& ac = arch_cost[p->arch_of[std::size_t(w)]];
+          if (std::isnan(ac)) ac = arch_us(*p, c, task, ctx, w, key);
+          run = ac * get(c.rel[std::size_t(w)]) * get(c.scale[std::size_t(w)]);
+        }
         const double queue_end = std::max(now, get(s.pipe_end)) + queue_wait(s, task->priority);
         // GPUs that compete for a task: its transfer is charged once, as a cost beyond the GPU
         // that holds most of its data (dmda's fitness), not also as a wait before it runs:

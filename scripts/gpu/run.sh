@@ -4,7 +4,7 @@
 #   bash scripts/gpu/run.sh [tests] [kernels] [overhead] [e2e] [e2e256] [gemm] [gemm2048] [example1024]
 #                           [compare-lwt] [compare-gemm] [compare-sgemm] [scaling-lwt] [scaling-gemm] [diag]
 #                           [units] [gpu-path] [recheck] [calibrate] [mechanism] [clients] [filter] [gemm2d]
-#                           [seed001] [mpi] [sgemm-gpu50] [bits] [cold]
+#                           [seed001] [mpi] [sgemm-gpu50] [bits] [cold] [warm]
 # (default: tests overhead e2e gemm). Each part takes a few minutes; a device call lasts at most
 # 10, so split them over calls (notes/bench.md).
 set -uo pipefail
@@ -35,7 +35,7 @@ sampling=$(grep -aom1 '/[[:alnum:]/._-]*/share/starpu/perfmodels/sampling' "$roo
 tpc=$(lscpu | awk -F: '/Thread\(s\) per core/{gsub(/ /,"",$2); print $2}')
 export STARPU_NTHREADS_PER_CORE=${STARPU_NTHREADS_PER_CORE:-${tpc:-1}}
 parts=${*:-tests overhead e2e gemm}
-known=" tests kernels overhead e2e e2e256 gemm gemm2048 example1024 compare-lwt compare-gemm compare-sgemm scaling-lwt scaling-gemm diag units gpu-path recheck calibrate mechanism clients filter gemm2d seed001 mpi sgemm-gpu50 bits cold "
+known=" tests kernels overhead e2e e2e256 gemm gemm2048 example1024 compare-lwt compare-gemm compare-sgemm scaling-lwt scaling-gemm diag units gpu-path recheck calibrate mechanism clients filter gemm2d seed001 mpi sgemm-gpu50 bits cold warm "
 for part in $parts; do
   [[ $known == *" $part "* ]] || { echo "run.sh: unknown part '$part' (known:$known)" >&2; exit 2; }
 done
@@ -827,5 +827,20 @@ if has cold; then
   cp "$d/cold.txt" "$d/cold.csv" "$OUT/" 2>/dev/null
   tar -C "$d" -czf "$OUT/cold-logs.tgz" logs 2>/dev/null
   cat "$d/cold.txt" 2>/dev/null
+fi
+if has warm; then
+  # The warmed-up figures beside the cold ones (DESIGN §10): one process each, LWT WARM_SIZE^2
+  # (4 levels, 64 units, median of 5 after 2 warm-ups) and gemm WARM_SIZE (tile 1024, median of
+  # iterations 1-4), under fnn-dtps, dmdas and the GPU alone (dmdas, STARPU_NCPU=0), in fresh
+  # model folders and the STARPU_HOME of the run. Writes warm.txt (the RESULT lines).
+  stamp "warm"
+  n=${WARM_SIZE:-16384}
+  for cfg in "fnn-dtps:STARPU_SCHED=fnn-dtps" "dmdas:STARPU_SCHED=dmdas" "gpu-alone:STARPU_SCHED=dmdas STARPU_NCPU=0"; do
+    rm -rf /tmp/warm-models
+    env ${cfg#*:} FNNDTPS_MODEL_DIR=/tmp/warm-models timeout -k 5 90 "$bin/lwt2d" demo --size "$n" --levels 4 --units 64 \
+      --repeat 5 --warmup 2 2>/dev/null | grep "^RESULT" | sed "s/^/${cfg%%:*}: /"
+    env ${cfg#*:} FNNDTPS_MODEL_DIR=/tmp/warm-models timeout -k 5 90 "$bin/gemm" --size "$n" --tile 1024 --iter 5 \
+      2>/dev/null | grep "^RESULT" | sed "s/^/${cfg%%:*}: /"
+  done 2>&1 | tee "$OUT/warm.txt"
 fi
 exit $status
