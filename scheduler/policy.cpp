@@ -191,7 +191,7 @@ struct CodeletState {
   std::atomic<bool> stale{true};
   std::atomic<double> speeds_us{-1e300};
   std::atomic<double> alpha{-1};         // DTPS's CPU-class share, < 0 until learned
-  std::atomic<int> alone{-1};            // the class DTPS starts a split from (kMinCoRunGain), -1 both
+  std::atomic<int> alone{-1};            // the class it runs on alone (kMinCoRunGain), -1 both
   // DTPS's dispatch of tasks of different eq. (5) weights (dtps_dispatch.hpp): this batch's
   // pushed work per weight bin; the cut the previous batch's bins and alpha set (-1: none);
   // the work of the cut's own bin pushed in this batch, and the part sent to the GPU class.
@@ -1451,7 +1451,8 @@ int push(starpu_task* task) {
       unplaced = unit.n > 0 && place.cls < 0;
     }
     // No split to follow (DTPS's plan): the faster class alone where the other adds too little.
-    if (p->source != SpeedSource::Even && only < 0 && !open_plan(*p).splits() &&
+    // Tasks without data have no transfers nor buffers to contend for: they co-run.
+    if (p->source != SpeedSource::Even && only < 0 && data && !open_plan(*p).splits() &&
         p->has_cpu.load(std::memory_order_relaxed)) {
       only = c.alone.load(std::memory_order_relaxed);
       if (only >= 0) unplaced = false;
@@ -1489,9 +1490,14 @@ int push(starpu_task* task) {
         const double away = !s.cuda && !s.gpu ? tr : 0;
         const double end = finish + (compete ? tr - least_gpu_transfer : 0) + away;
         // Ties (within kTieUs) go to the worker pushing the task (it ended the task before:
-        // no wake, its caches hold the data), else to the first; as ws pushes to its caller.
+        // no wake, its caches hold the data; as ws pushes to its caller), else to the shorter
+        // queue: tasks cheaper than kTieUs (no data, `even`'s tiny work) would all tie.
         const bool tie = best >= 0 && std::fabs(end - best_end) <= kTieUs;
-        if (best < 0 || (tie ? w == self : end < best_end)) best = w, best_end = end, best_predicted = finish - queue_end;
+        const bool shorter = best >= 0 && best != self &&
+                             s.nqueued.load(std::memory_order_relaxed) <
+                                 p->workers[std::size_t(best)].nqueued.load(std::memory_order_relaxed);
+        if (best < 0 || (tie ? w == self || shorter : end < best_end))
+          best = w, best_end = end, best_predicted = finish - queue_end;
       }
     }
     if (best < 0) {
@@ -1528,6 +1534,7 @@ starpu_task* take_from_busiest(Policy& p, unsigned ctx, int w, double now) {
   // and a core its units (unit_split): a moved task would run after the thief's own unit.
   const bool split = open_plan(p).splits();
   if (split && !me.gpu) return nullptr;
+  // Nor across classes a task of a codelet that runs on one class alone (push, kMinCoRunGain).
   for (WorkerSlot& s : p.workers)
     if (s.member && s.id != w && (!split || s.gpu == me.gpu) && s.nqueued.load(std::memory_order_relaxed) > 0 &&
         get(s.pipe_end) < now) {
@@ -1548,6 +1555,7 @@ starpu_task* take_from_busiest(Policy& p, unsigned ctx, int w, double now) {
   const bool took = v.member && late > 0 && v.queue.pop_back_if(kStealScan, &q, [&](const QueuedTask& t) {
     auto* task = static_cast<starpu_task*>(t.task);
     auto& c = *static_cast<CodeletState*>(t.codelet);
+    if (me.gpu != v.gpu && c.alone.load(std::memory_order_relaxed) == int(v.gpu)) return false;
     // The thief's own expected time, not the policy's plan: a move is taken back only by the
     // next idle moment, and a core's GEMM tile can outlast the GPU's whole queue.
     const double run = base_us(p, c, task, ctx, w, task_key(task)) *
