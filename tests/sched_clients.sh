@@ -5,7 +5,8 @@
 #   tests/sched_clients.sh PROGRAM LIBFNNDTPS [SCENARIO...]   (default: all of them)
 #   tests/sched_clients.sh PROGRAM LIBFNNDTPS bad_settings
 # bad_settings: a policy setting the policies refuse (non-finite or huge factors, a worker
-# StarPU does not have, a non-integer) ends the program at the policy's start with one
+# StarPU does not have, a non-integer, a STARPU_SCHED neither the library nor StarPU offers)
+# ends the program at the policy's start with one
 # "fnndtps:" line and exit status 2; good ones of the same variables run.
 # For our policies, redux_cpy also asks for the summary (FNNDTPS_SUMMARY=1) and checks that
 # the policy counted at least one batch per phase the program reports: the phases are
@@ -74,8 +75,8 @@ if [[ ${scenarios[0]} == bad_settings ]]; then
   run_setting() {
     local setting=$1 expect=$2 rc err
     rm -rf "$tmp/run"; mkdir -p "$tmp/run/models"
-    env $setting STARPU_NCPU=3 STARPU_SCHED=fnn-dtps STARPU_SCHED_LIB="$lib" STARPU_HOME="$tmp/run" \
-      FNNDTPS_MODEL_DIR="$tmp/run/models" timeout 60 "$prog" nodata_tiny >"$tmp/out" 2>"$tmp/err"
+    env STARPU_NCPU=3 STARPU_SCHED=fnn-dtps STARPU_SCHED_LIB="$lib" STARPU_HOME="$tmp/run" \
+      FNNDTPS_MODEL_DIR="$tmp/run/models" $setting timeout 60 "$prog" nodata_tiny >"$tmp/out" 2>"$tmp/err"
     rc=$?
     err=$(grep -v '^\[starpu\]' "$tmp/err")
     if [[ $expect == refused && $rc -eq 2 && $(wc -l <<<"$err") -eq 1 && $err == "fnndtps: "* ]] ||
@@ -90,10 +91,11 @@ if [[ ${scenarios[0]} == bad_settings ]]; then
                  "FNNDTPS_SLOWDOWN=0:2 FNNDTPS_SLOWDOWN_AFTER_TASKS=nan" \
                  "FNNDTPS_SLOWDOWN=0:2 FNNDTPS_SLOWDOWN_AFTER_TASKS=-1" \
                  "FNNDTPS_SLOWDOWN=0:2 FNNDTPS_SLOWDOWN_AFTER_MS=nan" FNNDTPS_SLOWDOWN_AFTER_TASKS=2.5 \
-                 FNNDTPS_HIDDEN=2.5 FNNDTPS_HIDDEN=1e1; do
+                 FNNDTPS_HIDDEN=2.5 FNNDTPS_HIDDEN=1e1 STARPU_SCHED=nonexistent; do
     run_setting "$setting" refused
   done
-  for setting in "FNNDTPS_SLOWDOWN=0:1,2:2 FNNDTPS_SLOWDOWN_AFTER_TASKS=5" FNNDTPS_HIDDEN=8; do
+  # StarPU's own policies still load with the library set.
+  for setting in "FNNDTPS_SLOWDOWN=0:1,2:2 FNNDTPS_SLOWDOWN_AFTER_TASKS=5" FNNDTPS_HIDDEN=8 STARPU_SCHED=eager; do
     run_setting "$setting" runs
   done
   echo "sched-clients: $passed passed, $failed failed"
