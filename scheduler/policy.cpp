@@ -138,24 +138,23 @@ struct RwLock {
   RwLock(const RwLock&) = delete;
   RwLock& operator=(const RwLock&) = delete;
 };
-struct ReadLock {
-  explicit ReadLock(RwLock& r) : r_(r) {
+template <int (*Take)(starpu_pthread_rwlock_t*)>
+class RwGuard {
+ public:
+  explicit RwGuard(RwLock& r) : r_(r) {
     starpu_worker_relax_on();
-    starpu_pthread_rwlock_rdlock(&r_.l);
+    Take(&r_.l);
     starpu_worker_relax_off();
   }
-  ~ReadLock() { starpu_pthread_rwlock_unlock(&r_.l); }
+  ~RwGuard() { starpu_pthread_rwlock_unlock(&r_.l); }
+  RwGuard(const RwGuard&) = delete;
+  RwGuard& operator=(const RwGuard&) = delete;
+
+ private:
   RwLock& r_;
 };
-struct WriteLock {
-  explicit WriteLock(RwLock& r) : r_(r) {
-    starpu_worker_relax_on();
-    starpu_pthread_rwlock_wrlock(&r_.l);
-    starpu_worker_relax_off();
-  }
-  ~WriteLock() { starpu_pthread_rwlock_unlock(&r_.l); }
-  RwLock& r_;
-};
+using ReadLock = RwGuard<starpu_pthread_rwlock_rdlock>;
+using WriteLock = RwGuard<starpu_pthread_rwlock_wrlock>;
 
 // What the policy knows of one codelet: per-worker speeds and the FNN that predicts them.
 struct CodeletState {
@@ -271,8 +270,8 @@ class UnitTable {
   template <class Assign>
   Place place_of(const void* const* h, std::size_t n, int batch, std::atomic<long>& seen, Assign&& assign,
                  bool& crossing);
-  // A unit that no plan placed (class -1) takes the place its first task went to: its later
-  // tasks follow it there. Entries already placed keep theirs.
+  // A unit that no plan placed (class -1) takes `place`: the GPU class, where its first task
+  // went, so that its later tasks follow it there. Entries already placed keep theirs.
   void settle(const void* const* h, std::size_t n, int batch, Place place);
 
  private:
