@@ -4,7 +4,7 @@
 //                       would wait there (default 1)
 //   FNNDTPS_BATCH_GAP_MS  a batch ends once nothing ran for this long (default 2): shorter
 //                       gaps are the submitter falling behind, not the end of a job
-//   FNNDTPS_MODEL_DIR   where FNN models and DTPS ratios live
+//   FNNDTPS_MODEL_DIR   where FNN models, task costs and DTPS ratios live
 //                       (default $XDG_CACHE_HOME/fnndtps/models or ~/.cache/fnndtps/models)
 //   FNNDTPS_HIDDEN      hidden neurons of new FNN models (default 16)
 //   FNNDTPS_SUMMARY     1: print a per-worker summary at exit (default 0)
