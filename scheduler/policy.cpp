@@ -641,11 +641,11 @@ void refresh_speeds(Policy& p, CodeletState& c, double now) {
   SpeedInputs in;
   in.measured.resize(n);
   in.gpu.resize(n);
-  {  // each worker's own throughput: its arch's (fitted or prior) over its `rel`
+  {  // each worker's own speed: its arch's (TaskCosts::rate) over its `rel`
     ReadLock cg(c.costs_lock);
     for (std::size_t w = 0; w < n; ++w) {
       in.gpu[w] = p.workers[w].gpu;
-      if (p.workers[w].member) in.measured[w] = c.costs.throughput(p.arch_of[w]) / get(c.rel[w]);
+      if (p.workers[w].member) in.measured[w] = c.costs.rate(p.arch_of[w]) / get(c.rel[w]);
     }
   }
   if (c.model && c.trained) {  // seed 000 eq. 7: CP_i predicted from the live features

@@ -78,6 +78,13 @@ double TaskCosts::throughput(std::size_t arch) const {
   return a.sizes.empty() ? a.prior.throughput : a.throughput;
 }
 
+double TaskCosts::rate(std::size_t arch) const {
+  const Arch& a = archs_[arch];
+  double work = 0, us = 0;
+  for (const auto& kv : a.sizes) work += kv.second.work, us += kv.second.us;
+  return us > 0 ? work / us : a.prior.throughput;
+}
+
 double TaskCosts::fixed_us(std::size_t arch) const {
   const Arch& a = archs_[arch];
   return a.sizes.empty() ? a.prior.fixed_us : a.fixed_us;

@@ -78,9 +78,13 @@ class TaskCosts {
   bool size_us(std::size_t arch, std::uint32_t footprint, double* us) const;
   // fixed + work / throughput, fitted where `arch` has measurements, else the prior.
   CostEstimate fitted_us(std::size_t arch, double work) const;
-  // The arch's throughput (work/us) and fixed cost as fitted or prior.
+  // The arch's throughput (work/us) and fixed cost as fitted or prior: what fitted_us uses.
   double throughput(std::size_t arch) const;
   double fixed_us(std::size_t arch) const;
+  // Its speed, D / T over the sizes it ran (seed 000 eq. 5: all their work over all their
+  // time, fixed costs included), else the prior's: a worker's speed for the speed sources.
+  // Steadier than the fit's slope, which a few noisy sizes can swing.
+  double rate(std::size_t arch) const;
   std::size_t sizes(std::size_t arch) const { return archs_.at(arch).sizes.size(); }
 
   void record(std::size_t arch, std::uint32_t footprint, double work, double us);

@@ -265,6 +265,14 @@ TEST(TaskCosts, TheSizesMeasuredPredictTheOthersWithAFixedCostPerTask) {
   EXPECT_EQ(c.fitted_us(1, 256000).source, sched::CostSource::Prior) << "the GPU measured nothing";
 }
 
+TEST(TaskCosts, ARateIsAllTheWorkOverAllTheTime) {
+  TaskCosts c = two_archs();
+  EXPECT_DOUBLE_EQ(c.rate(0), c.throughput(0)) << "the prior's before any measurement";
+  c.record(0, 1, 1000, 15);
+  c.record(0, 2, 4000, 45);
+  EXPECT_DOUBLE_EQ(c.rate(0), 5000.0 / 60);
+}
+
 TEST(TaskCosts, OneSizeKeepsThePriorsFixedCostAndFitsTheRest) {
   TaskCosts c = two_archs();
   c.record(1, 1, 1e6, 110);  // the prior's 10 us fixed, 1e6 work in 100 us
