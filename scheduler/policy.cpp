@@ -1761,7 +1761,7 @@ starpu_sched_policy policies[] = {
                 init_as<SpeedSource::FnnDtps>),
     make_policy("fnn", "work in proportion to FNN-predicted computational ability", init_as<SpeedSource::Fnn>),
     make_policy("dtps", "CPU/GPU class split corrected from measured delays (DTPS)", init_as<SpeedSource::Dtps>),
-    make_policy("boyer", "work in proportion to speeds measured on a first task per worker", init_as<SpeedSource::Boyer>),
+    make_policy("boyer", "work in proportion to measured speeds (D / T), the workers' descriptions before any measurement", init_as<SpeedSource::Boyer>),
     make_policy("even", "equal speeds for every worker (pure division)", init_as<SpeedSource::Even>),
 };
 starpu_sched_policy* policy_list[] = {&policies[0], &policies[1], &policies[2], &policies[3], &policies[4], nullptr};
