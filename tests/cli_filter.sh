@@ -78,6 +78,8 @@ f "main.xml without SizeX" "$dir/nosize.x3p"
 f "data file shorter than the axes say" "$dir/short.x3p"
 f "main.xml not XML" "$dir/badxml.x3p"
 f "data file fails its MD5" "$dir/damaged.x3p"
+f "data file fails its zip CRC (no MD5)" "$dir/crc.x3p"
+f "a finite height beyond float32" "$dir/huge.x3p"
 "$LWT2D" filter --in "$dir/checked.x3p" --levels 3 --bands roughness=1,form=rest --out-dir "$dir/c" >/dev/null 2>&1 \
   && pass "a data file that matches its MD5 is read" || fail "a matching MD5 was refused"
 f "missing input" "$dir/none.x3p"

@@ -15,7 +15,8 @@
   check-int PATH DIR the filter's bands of that file: NaN exactly at the invalid points, elsewhere
                     they sum to offset + increment * value.
   make-bad DIR      corrupt zip, main.xml without SizeX, data file shorter than the axes say, a
-                    data file that fails its MD5 (damaged.x3p) and one that passes it (checked.x3p).
+                    data file that fails its MD5 (damaged.x3p) and one that passes it (checked.x3p),
+                    a damaged entry without an MD5 (crc.x3p), heights beyond float32 (huge.x3p).
 Exit status 0 when every check holds; each check prints one line.
 """
 import hashlib
@@ -211,6 +212,18 @@ def make_bad(d):
     upper = f"<MD5ChecksumPointData>{hashlib.md5(h).hexdigest().upper()}</MD5ChecksumPointData>"
     write_zip(f"{d}/checked.x3p", MAIN_XML.format(dtype="I", size=size, md5=upper, valid=""), h)  # hex in either case
     write_zip(f"{d}/badxml.x3p", "<p:ISO5436_2><Record1>", h)
+    # No MD5 in main.xml: the zip entry's own CRC-32 must catch a damaged byte. Stored, not
+    # deflated, so that the byte flips in place and only the CRC can tell.
+    with zipfile.ZipFile(f"{d}/crc.x3p", "w", zipfile.ZIP_STORED) as z:
+        z.writestr("main.xml", MAIN_XML.format(dtype="I", size=size, md5="", valid=""))
+        z.writestr("bindata/data.bin", h)
+    raw = bytearray(open(f"{d}/crc.x3p", "rb").read())
+    raw[raw.index(h[:64]) + 100] ^= 1
+    open(f"{d}/crc.x3p", "wb").write(bytes(raw))
+    # Finite float64 heights beyond float32's range (offset + increment * value, here 1e-8 * 1e300).
+    huge = np.zeros(INT_SHAPE, "<f8")
+    huge[5, 6] = 1e300
+    write_zip(f"{d}/huge.x3p", MAIN_XML.format(dtype="D", size=size, md5="", valid=""), huge.tobytes())
 
 
 if __name__ == "__main__":

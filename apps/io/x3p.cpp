@@ -75,6 +75,14 @@ std::vector<unsigned char> read_entry(zip_t* z, const std::string& path, const s
     }
     done += std::uint64_t(got);
   }
+  // libzip checks the entry's CRC-32 when a read meets its end: the read past the last byte
+  // is what catches a damaged entry (the only check where main.xml carries no MD5).
+  unsigned char past = 0;
+  if (zip_fread(f, &past, 1) != 0) {
+    const std::string why = zip_file_strerror(f);
+    zip_fclose(f);
+    fail(path, name + " is damaged (zip: " + why + ")");
+  }
   zip_fclose(f);
   return buf;
 }
@@ -207,16 +215,24 @@ Header parse_main_xml(const std::string& path, const std::vector<unsigned char>&
 }
 
 // Heights = offset + increment * value; a point is invalid where its valid bit is 0 or its
-// value is not finite. Returns the invalid points.
+// value is not finite. A valid height beyond float32's range (the transform's type) is refused
+// with its place, not made invalid. Returns the invalid points.
 template <typename T>
-std::size_t decode(const Header& h, const unsigned char* data, const std::vector<unsigned char>& valid,
-                   float* out) {
+std::size_t decode(const std::string& path, const Header& h, const unsigned char* data,
+                   const std::vector<unsigned char>& valid, float* out) {
   const std::size_t n = std::size_t(h.rows) * std::size_t(h.cols);
   std::size_t invalid = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const double raw = double(load_le<T>(data + i * sizeof(T)));
     const bool ok = std::isfinite(raw) && (valid.empty() || (valid[i / 8] >> (i % 8)) & 1u);
-    out[i] = ok ? float(h.z_off + h.z_inc * raw) : std::numeric_limits<float>::quiet_NaN();
+    const double z = h.z_off + h.z_inc * raw;
+    if (ok && !(std::fabs(z) <= double(std::numeric_limits<float>::max()))) {
+      char at[160];
+      std::snprintf(at, sizeof at, "the height %.6g at row %zu, column %zu is beyond float32's range (lwt2d computes in float32)",
+                    z, i / std::size_t(h.cols), i % std::size_t(h.cols));
+      fail(path, at);
+    }
+    out[i] = ok ? float(z) : std::numeric_limits<float>::quiet_NaN();
     invalid += !ok;
   }
   return invalid;
@@ -240,10 +256,10 @@ X3pSurface read_x3p(const std::string& path) {
   s.z.cols = h.cols;
   s.z.data.resize(n);
   float* out = s.z.data.data();
-  s.invalid = h.type == 'I'   ? decode<std::int16_t>(h, data.data(), valid, out)
-              : h.type == 'L' ? decode<std::int32_t>(h, data.data(), valid, out)
-              : h.type == 'F' ? decode<float>(h, data.data(), valid, out)
-                              : decode<double>(h, data.data(), valid, out);
+  s.invalid = h.type == 'I'   ? decode<std::int16_t>(path, h, data.data(), valid, out)
+              : h.type == 'L' ? decode<std::int32_t>(path, h, data.data(), valid, out)
+              : h.type == 'F' ? decode<float>(path, h, data.data(), valid, out)
+                              : decode<double>(path, h, data.data(), valid, out);
   return s;
 }
 
