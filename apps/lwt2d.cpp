@@ -522,7 +522,9 @@ int run_filter(const Options& o) {
     }
   const double to_unit = in.metres ? 1e6 : 1.0;
   std::printf("ISO 25178-2 height parameters, mean removed%s:\n%-10s %12s %12s %12s %12s %12s %12s %12s   %s\n",
-              in.metres ? " (Sa..Sz in um)" : " (Sa..Sz in the input's unit)", "band", "Sa", "Sq", "Sp",
+              in.metres ? " (Sa..Sz in um; the band files in metres, as the input)"
+                        : " (Sa..Sz and the band files in the input's unit)",
+              "band", "Sa", "Sq", "Sp",
               "Sv", "Sz", "Ssk", "Sku", "levels");
   print_params("input", in.z.data.data(), n, to_unit, "all");
   for (std::size_t b = 0; b < bands.size(); ++b)

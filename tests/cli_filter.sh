@@ -48,7 +48,8 @@ $PY -c "import numpy as np; np.load('$dir/all.npy').astype('<f4').tofile('$dir/a
 "$LWT2D" generate --size 256 --model layered --seed 5 --wavelength 20 --out "$dir/s.x3p" >/dev/null
 if "$LWT2D" filter --in "$dir/s.x3p" --levels 6 --bands roughness=1-2,waviness=3-5,form=rest \
      --out-dir "$dir/x" --out-x3p >"$dir/x.txt" 2>&1; then pass "filter an X3P file"; else fail "filter an X3P file"; cat "$dir/x.txt"; fi
-grep -q "Sa..Sz in um" "$dir/x.txt" && pass "X3P parameters carry units" || fail "no units for X3P input"
+grep -q "Sa..Sz in um; the band files in metres" "$dir/x.txt" && pass "X3P parameters and band files carry units" \
+  || fail "no units for X3P input"
 for b in form waviness roughness; do run_check x3p "$dir/x/$b.x3p" "$dir/x/$b.npy" "$dir/s.x3p"; done
 
 # Hand-made X3Ps: int16, int32 and float32 heights with increment and offset, four invalid points.
