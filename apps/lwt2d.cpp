@@ -196,10 +196,16 @@ void print_setup(const apps::StarpuSession& s, const lwt::Plan& plan, lwt::Pipel
 // 4 units per worker, and units of at most 16 MiB: on the GPU machine the GPU alone did a
 // 16384^2 forward transform (1 GiB) in 30.4 ms as 16 units, 28.0 as 32 and 26.7 as 64, one run
 // (more units overlap its transfers with its kernels; bench/RESULTS.md, 2026-12-02 B).
+// Units of about 16 MiB, at least 8 (pipelining: a unit's output goes home while later units
+// compute). Without a GPU, also 4 per worker, so that cores balance. With one, not: a GPU pays
+// a fixed cost per task (its launches, its transfers' latency) and would run 4 units per core
+// of the node, most of them, when the cores take a small share or none (8192^2 on 1 GPU + 14
+// cores: 60 units instead of 16).
 int preferred_units(const apps::StarpuSession& s, int rows, int cols) {
   const double mib = double(rows) * double(cols) * sizeof(float) / double(1 << 20);
   const int by_size = int(std::ceil(mib / 16.0));
-  return std::max({8, 4 * int(s.cpu_workers() + s.cuda_workers()), by_size});
+  if (s.cuda_workers() > 0) return std::max(8, by_size);
+  return std::max({8, 4 * int(s.cpu_workers()), by_size});
 }
 
 int run_file(const Options& o) {
@@ -387,14 +393,14 @@ void print_params(const char* name, const float* z, std::size_t n, double scale,
               p.sq * scale, p.sp * scale, p.sv * scale, p.sz * scale, p.ssk, p.sku, levels.c_str());
 }
 
-// The forward transform once, then per band an inverse of its coefficients alone, all as
-// StarPU tasks, into `bands` (pinned, like every buffer StarPU transfers). `coeffs` keeps the
-// transform in the unit layout.
+// The forward transform once, then per band an inverse of its levels alone, all as StarPU
+// tasks (each unit's first inverse task zeroes the other levels where it runs), into `bands`
+// (pinned, like every buffer StarPU transfers). `coeffs` keeps the transform in the unit layout.
 void separate(const apps::StarpuSession& session, const lwt::Plan& plan, const Options& o,
               const std::vector<filter::Band>& bands, const float* input, float* coeffs,
               const std::vector<float*>& out) {
   const std::size_t n = std::size_t(plan.height()) * std::size_t(plan.width());
-  HostBuffer x(n), bc(n);
+  HostBuffer x(n);
   std::memcpy(x.p, input, n * sizeof(float));
   std::vector<lwt::WorkerStats> stats;
   const double t_all = starpu_timing_now();
@@ -405,32 +411,19 @@ void separate(const apps::StarpuSession& session, const lwt::Plan& plan, const O
   report("forward", forward_s, n, stats);
   double inverse_s = 0;
   for (std::size_t b = 0; b < bands.size(); ++b) {
-    filter::band_coefficients(bands[b], plan, coeffs, bc.p);
     t0 = starpu_timing_now();
-    lwt::inverse(plan, o.pipeline, bc.p, out[b], &stats);
+    lwt::inverse(plan, o.pipeline, coeffs, out[b], &stats, bands[b].levels());
     session.end_job();
     inverse_s += seconds_since(t0);
     report(bands[b].name.c_str(), seconds_since(t0), n, stats);
   }
   const double secs = seconds_since(t_all);
-  std::printf("filter   %10.2f ms %8.2f Msamples/s (forward, %zu band inverses, host-side masking)\n",
+  std::printf("filter   %10.2f ms %8.2f Msamples/s (forward, %zu band inverses)\n",
               secs * 1e3, double(n) / secs / 1e6, bands.size());
   std::printf("RESULT filter policy=%s size=%dx%d levels=%d bands=%zu units=%d cpu=%u cuda=%u filter_ms=%.3f "
               "forward_ms=%.3f inverses_ms=%.3f\n",
               session.policy().c_str(), plan.height(), plan.width(), plan.levels(), bands.size(), plan.units(),
               session.cpu_workers(), session.cuda_workers(), secs * 1e3, forward_s * 1e3, inverse_s * 1e3);
-}
-
-// The bands partition the coefficients, so they sum to the (filled) input.
-void print_sum_error(const std::vector<float*>& bands, const std::vector<float>& input) {
-  double worst = 0, scale = 0;
-  for (std::size_t i = 0; i < input.size(); ++i) {
-    double sum = 0;
-    for (const float* b : bands) sum += b[i];
-    worst = std::max(worst, std::fabs(sum - double(input[i])));
-    scale = std::max(scale, std::fabs(double(input[i])));
-  }
-  std::printf("bands sum to the input: max relative error %.3g\n", scale > 0 ? worst / scale : worst);
 }
 
 void write_outputs(const Options& o, const std::vector<filter::Band>& bands, const Input& in,
@@ -457,9 +450,9 @@ void write_outputs(const Options& o, const std::vector<filter::Band>& bands, con
 }
 
 // Host memory a filter run holds at once, at least: the input, the coefficients, separate()'s
-// two work arrays, each band; the views' copies; a band's heights in float64 for X3P.
+// copy of the input, each band; the views' copies; a band's heights in float64 for X3P.
 void check_filter_memory(const Options& o, std::size_t bands, long long rows, long long cols) {
-  const double arrays = 4.0 + double(bands) + (o.png ? 2 : 0) + (o.out_x3p ? 2 : 0);
+  const double arrays = 3.0 + double(bands) + (o.png ? 2 : 0) + (o.out_x3p ? 2 : 0);
   apps::check_host_memory("filtering a " + dims(rows, cols) + " surface into " + std::to_string(bands) + " bands",
                           arrays * f32_bytes(rows, cols), "give a smaller surface");
 }
@@ -514,12 +507,14 @@ int run_filter(const Options& o) {
     out.push_back(buffers.back()->p);
   }
   separate(session, plan, o, bands, in.z.data.data(), coeffs.p, out);
-  print_sum_error(out, in.z.data);
-  for (std::size_t i = 0; i < n; ++i)
-    if (invalid[i]) {
-      in.z.data[i] = std::numeric_limits<float>::quiet_NaN();
-      for (float* b : out) b[i] = std::numeric_limits<float>::quiet_NaN();
-    }
+  std::printf("bands sum to the input: max relative error %.3g\n",
+              filter::band_sum_error(std::vector<const float*>(out.begin(), out.end()), in.z.data.data(), n));
+  if (in.invalid)
+    for (std::size_t i = 0; i < n; ++i)
+      if (invalid[i]) {
+        in.z.data[i] = std::numeric_limits<float>::quiet_NaN();
+        for (float* b : out) b[i] = std::numeric_limits<float>::quiet_NaN();
+      }
   const double to_unit = in.metres ? 1e6 : 1.0;
   std::printf("ISO 25178-2 height parameters, mean removed%s:\n%-10s %12s %12s %12s %12s %12s %12s %12s   %s\n",
               in.metres ? " (Sa..Sz in um; the band files in metres, as the input)"

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace lwt {
 
@@ -143,6 +144,13 @@ void cols_scatter_inverse(const T* win, int ld_win, int h, int w, bool above, bo
 template <typename T>
 void write_halos(const T* unit, int ld, int h, int w, Direction layout, T* top, T* bottom,
                  int ld_halo);
+
+// One unit's coefficients (h x w, the per-unit Mallat layout of `levels` levels: lwt::
+// for_each_level_block) with the levels outside `keep` (bit l: detail level l, bit 0: the
+// approximation) zeroed: out = in where the element's level is kept, else 0.
+template <typename T>
+void copy_levels(const T* in, int ld_in, T* out, int ld_out, int h, int w, int levels,
+                 std::uint32_t keep);
 
 }  // namespace cpu
 }  // namespace lwt

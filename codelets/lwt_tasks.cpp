@@ -62,6 +62,8 @@ const char* const kOpNames[kNumOps] = {
 struct Args {
   int op, unit, h, w, above, below, step, dir, halo_h, halo_w;
   int image_w;  // the image's width: the row stride of the strips (footprint)
+  int levels;
+  LevelSet drop;  // kInvCopy: the levels it zeroes (a band's inverse), 0 for none
 };
 
 struct Matrix {
@@ -95,7 +97,7 @@ struct CpuBackend {
   LWT_CPU_FORWARD(cols_inverse) LWT_CPU_FORWARD(rows_split) LWT_CPU_FORWARD(rows_merge)
   LWT_CPU_FORWARD(rows_lift) LWT_CPU_FORWARD(cols_gather) LWT_CPU_FORWARD(cols_lift)
   LWT_CPU_FORWARD(cols_scatter) LWT_CPU_FORWARD(cols_gather_inverse)
-  LWT_CPU_FORWARD(cols_scatter_inverse) LWT_CPU_FORWARD(write_halos)
+  LWT_CPU_FORWARD(cols_scatter_inverse) LWT_CPU_FORWARD(write_halos) LWT_CPU_FORWARD(copy_levels)
   void copy(const float* in, int ld_in, float* out, int ld_out, int rows, int n) const {
     for (int r = 0; r < rows; ++r)
       std::memcpy(out + std::ptrdiff_t(r) * ld_out, in + std::ptrdiff_t(r) * ld_in, sizeof(float) * std::size_t(n));
@@ -115,7 +117,7 @@ struct CudaBackend {
   LWT_CUDA_FORWARD(cols_inverse) LWT_CUDA_FORWARD(rows_split) LWT_CUDA_FORWARD(rows_merge)
   LWT_CUDA_FORWARD(rows_lift) LWT_CUDA_FORWARD(cols_gather) LWT_CUDA_FORWARD(cols_lift)
   LWT_CUDA_FORWARD(cols_scatter) LWT_CUDA_FORWARD(cols_gather_inverse)
-  LWT_CUDA_FORWARD(cols_scatter_inverse) LWT_CUDA_FORWARD(write_halos)
+  LWT_CUDA_FORWARD(cols_scatter_inverse) LWT_CUDA_FORWARD(write_halos) LWT_CUDA_FORWARD(copy_levels)
   void copy(const float* in, int ld_in, float* out, int ld_out, int rows, int n) const {
     const cudaError_t e = cudaMemcpy2DAsync(out, sizeof(float) * std::size_t(ld_out), in,
                                             sizeof(float) * std::size_t(ld_in), sizeof(float) * std::size_t(n),
@@ -169,7 +171,8 @@ void run(void* buffers[], const Args& a, const Backend& be) {
       int i = 1;
       Matrix dst = in;
       if (a.op != kHaloCopy) dst = matrix(buffers[i++]);
-      if (a.op == kInvCopy) be.copy(in.p, in.ld, dst.p, dst.ld, a.h, a.w);
+      if (a.op == kInvCopy && a.drop) be.copy_levels(in.p, in.ld, dst.p, dst.ld, a.h, a.w, a.levels, ~a.drop);
+      else if (a.op == kInvCopy) be.copy(in.p, in.ld, dst.p, dst.ld, a.h, a.w);
       if (a.op == kHInv) be.rows_inverse(in.p, in.ld, dst.p, dst.ld, a.h, a.w);
       if (a.op == kHMerge) be.rows_merge(in.p, in.ld, dst.p, dst.ld, a.h, a.w);
       float* top = a.above ? matrix(buffers[i++]).p : nullptr;
@@ -605,15 +608,17 @@ void forward(const Plan& p, Pipeline pipeline, const float* image, float* units_
 // j's halos (j = 0 the coarsest) are the initial copy (j = 0) and the horizontal inverse of
 // the level below; the readers are the vertical inverses.
 void inverse(const Plan& p, Pipeline pipeline, const float* units_layout, float* image,
-             std::vector<WorkerStats>* stats) {
+             std::vector<WorkerStats>* stats, LevelSet keep) {
   find_ranks();
   begin_stats();
   {
     Handles hd(p, units_layout, image, true, pipeline == Pipeline::Steps);
     const int L = p.levels();
     auto writer = [&](int j, int k) {
-      if (j == 0) {  // B starts as a copy of the coefficients; the coarsest halos come with it
+      if (j == 0) {  // B starts as a copy of the kept coefficients; the coarsest halos come with it
         Args a = region(p, L - 1, k);
+        a.levels = L;
+        a.drop = ~keep & ((LevelSet(2) << L) - 1);
         a.h = p.unit_rows(0, k);
         a.w = p.width();
         a.halo_h = p.unit_rows(L - 1, k);

@@ -34,9 +34,10 @@ struct WorkerStats {
 // result is gathered, and unused elsewhere (may be null). The same holds for inverse().
 void forward(const Plan& plan, Pipeline pipeline, const float* image, float* units_layout,
              std::vector<WorkerStats>* stats = nullptr);
-// Inverse: per-unit layout back to the image.
+// Inverse: per-unit layout back to the image; of the levels in `keep` alone (the others taken
+// as zero by each unit's first task, on its worker) where `keep` names a subset.
 void inverse(const Plan& plan, Pipeline pipeline, const float* units_layout, float* image,
-             std::vector<WorkerStats>* stats = nullptr);
+             std::vector<WorkerStats>* stats = nullptr, LevelSet keep = kAllLevels);
 
 // Across ranks: the rank of each unit for the next transforms of plans of owner.size() units
 // (every rank passes the same); other plans, or an empty vector, spread units evenly.

@@ -4,6 +4,7 @@
 // standard (global) Mallat layout.
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -15,6 +16,38 @@ namespace lwt {
 struct PlanError : std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
+
+// A set of the transform's levels: bit l for detail level l (1 = the finest), bit 0 for the
+// approximation. The inverse of the coefficients of a set alone is its band (apps/filter).
+using LevelSet = std::uint32_t;
+inline constexpr LevelSet kAllLevels = ~LevelSet(0);
+
+// The blocks of one unit's per-unit Mallat layout, whose level-0 size is h0 rows x w0 columns
+// at `levels` levels: f(r0, r1, c0, c1, l) for each block of rows [r0, r1) and columns
+// [c0, c1) holding level l (0: the approximation). The blocks partition the unit. A row
+// r >= low_count^m(h0) (and below low_count^(m-1)(h0)) is an H row of level m whose first
+// cols(m-1) columns are level m's and whose columns [cols(j), cols(j-1)) are level j's HL for
+// j < m; rows below low_count^L(h0) are L rows at every level, the approximation in their
+// first cols(L) columns.
+template <typename F>
+void for_each_level_block(int h0, int w0, int levels, F&& f) {
+  auto shrink = [](int n, int l) {
+    for (int i = 0; i < l; ++i) n = (n + 1) / 2;
+    return n;
+  };
+  for (int m = 1; m <= levels + 1; ++m) {
+    const int r0 = m <= levels ? shrink(h0, m) : 0, r1 = shrink(h0, m - 1);
+    if (m == levels + 1) {  // rows above the last H rows: L rows at every level
+      const int top = shrink(h0, levels);
+      for (int j = 1; j <= levels; ++j) f(0, top, shrink(w0, j), shrink(w0, j - 1), j);
+      f(0, top, 0, shrink(w0, levels), 0);
+      break;
+    }
+    if (r0 == r1) continue;
+    for (int j = 1; j < m; ++j) f(r0, r1, shrink(w0, j), shrink(w0, j - 1), j);
+    f(r0, r1, 0, shrink(w0, m - 1), m);
+  }
+}
 
 class Plan {
  public:

@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -101,6 +103,45 @@ TEST(HeightParams, MatchHandComputedValues) {
   EXPECT_NEAR(p.sku, (16.0 + 1 + 81) / 4 / (sq * sq * sq * sq), 1e-12);
   const float nan = std::numeric_limits<float>::quiet_NaN();
   EXPECT_THROW(filter::height_params(&nan, 1), std::invalid_argument);
+}
+
+// Over several of the sums' chunks (2^20 samples each, a ragged last one, invalid points in
+// each): the parameters match one pass in long double. Double sums of 3e6 terms of O(1) lose
+// at most ~3e6 * 1.1e-16 relative; 1e-9 leaves a wide margin and catches a lost chunk (3e-7).
+TEST(HeightParams, ChunkedSumsMatchOnePass) {
+  const std::size_t n = 3 * (std::size_t(1) << 20) + 12345;
+  std::vector<float> z(n);
+  std::mt19937 gen(5);
+  std::normal_distribution<float> normal(2.0f, 1.5f);
+  for (float& v : z) v = normal(gen);
+  for (std::size_t i = 0; i < n; i += 100003) z[i] = std::numeric_limits<float>::quiet_NaN();
+  long double sum = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0;
+  std::size_t m = 0;
+  for (float v : z)
+    if (std::isfinite(v)) sum += v, ++m;
+  const long double mean = sum / m;
+  double hi = -INFINITY;
+  for (float v : z) {
+    if (!std::isfinite(v)) continue;
+    const long double d = v - mean;
+    s1 += std::fabs(d), s2 += d * d, s3 += d * d * d, s4 += d * d * d * d;
+    hi = std::max(hi, double(d));
+  }
+  const auto p = filter::height_params(z.data(), n);
+  EXPECT_EQ(p.points, m);
+  EXPECT_NEAR(p.sa, double(s1 / m), 1e-9 * double(s1 / m));
+  const double sq = std::sqrt(double(s2 / m));
+  EXPECT_NEAR(p.sq, sq, 1e-9 * sq);
+  EXPECT_NEAR(p.sp, hi, 1e-9 * hi);
+  EXPECT_NEAR(p.ssk, double(s3 / m) / (sq * sq * sq), 1e-9);
+  EXPECT_NEAR(p.sku, double(s4 / m) / (sq * sq * sq * sq), 1e-9 * 3);
+  std::vector<float> half(z);
+  for (float& v : half) v = std::isfinite(v) ? v / 2 : 0.0f;
+  std::vector<float> input(n);
+  for (std::size_t i = 0; i < n; ++i) input[i] = std::isfinite(z[i]) ? z[i] : 0.0f;
+  EXPECT_EQ(filter::band_sum_error({half.data(), half.data()}, input.data(), n), 0.0);
+  half[n - 1] += 1.0f;  // the last chunk's last sample
+  EXPECT_GT(filter::band_sum_error({half.data(), half.data()}, input.data(), n), 0.0);
 }
 
 class X3pTest : public ::testing::Test {

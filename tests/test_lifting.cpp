@@ -89,6 +89,10 @@ struct CpuOps {
     lwt::cpu::write_halos(unit.data(), ld, h, w, layout, top ? top->data() : nullptr,
                           bottom ? bottom->data() : nullptr, ld_halo);
   }
+  static void copy_levels(const Buf<T>& in, int ld_in, Buf<T>& out, int ld_out, int h, int w,
+                          int levels, std::uint32_t keep) {
+    lwt::cpu::copy_levels(in.data(), ld_in, out.data(), ld_out, h, w, levels, keep);
+  }
 
  private:
   static const T* ptr(const Buf<T>* b) { return b ? b->data() : nullptr; }
@@ -382,6 +386,38 @@ TYPED_TEST(Lifting, RowsSplitMerge) {
       EXPECT_TRUE(bit_equal(split, want)) << "rows_split";
       Ops::rows_merge(split.v, split.ld, merged.v, merged.ld, rows, n);
       EXPECT_TRUE(bit_equal(merged, rows_of(x, 0, rows, 1))) << "rows_merge";
+    }
+  }
+}
+
+// One unit's per-unit Mallat layout is the image's Mallat layout: detail level l holds the
+// top-left image_rows(l-1) x cols(l-1) block less its top-left image_rows(l) x cols(l) block.
+// copy_levels keeps exactly the kept levels' elements, bit for bit, and writes 0 elsewhere.
+TYPED_TEST(Lifting, CopyLevelsKeepsTheLevelsItIsGiven) {
+  using T = typename TestFixture::Scalar;
+  using Ops = typename TestFixture::BackendOps;
+  auto shrink = [](int n, int l) {
+    for (int i = 0; i < l; ++i) n = low_count(n);
+    return n;
+  };
+  unsigned seed = 300;
+  struct Shape {
+    int h, w, levels;
+  };
+  for (const auto& [h, w, levels] : {Shape{2, 2, 1}, Shape{5, 3, 2}, Shape{33, 17, 3}, Shape{64, 100, 5}, Shape{97, 1031, 6}}) {
+    for (const std::uint32_t keep : {0u, 1u, 2u, 0b1010u, 0b0101u, ~0u}) {
+      SCOPED_TRACE(shape(h, w) + " levels " + std::to_string(levels) + " keep " + std::to_string(keep));
+      const Mat<T> x = random_mat<T>(h, w, 2, seed++);
+      Mat<T> want(h, w, 3), got(h, w, 3);
+      for (int r = 0; r < h; ++r)
+        for (int c = 0; c < w; ++c) {
+          int l = 1;  // the deepest level whose block holds (r, c)
+          while (l < levels && r < shrink(h, l) && c < shrink(w, l)) ++l;
+          if (l == levels && r < shrink(h, levels) && c < shrink(w, levels)) l = 0;
+          want.at(r, c) = (keep >> l & 1u) ? x.at(r, c) : T(0);
+        }
+      Ops::copy_levels(x.v, x.ld, got.v, got.ld, h, w, levels, keep);
+      EXPECT_TRUE(bit_equal(got, want));
     }
   }
 }

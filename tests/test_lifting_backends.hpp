@@ -39,6 +39,8 @@ struct CudaOps {
                                    bool below, Buf<T>& out, int ld_out);
   static void write_halos(const Buf<T>& unit, int ld, int h, int w, lwt::Direction layout,
                           Buf<T>* top, Buf<T>* bottom, int ld_halo);
+  static void copy_levels(const Buf<T>& in, int ld_in, Buf<T>& out, int ld_out, int h, int w,
+                          int levels, std::uint32_t keep);
 };
 
 // True where a CUDA device can run the tests; otherwise false with the reason in *why.

@@ -133,6 +133,13 @@ void CudaOps<T>::write_halos(const Buf<T>& unit, int ld, int h, int w, lwt::Dire
                          s.stream());
 }
 
+template <typename T>
+void CudaOps<T>::copy_levels(const Buf<T>& in, int ld_in, Buf<T>& out, int ld_out, int h, int w,
+                             int levels, std::uint32_t keep) {
+  Session<T> s;
+  lwt::cuda::copy_levels(s.dev(in), ld_in, s.dev(out), ld_out, h, w, levels, keep, s.stream());
+}
+
 template struct CudaOps<float>;
 template struct CudaOps<double>;
 

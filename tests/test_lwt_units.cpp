@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -96,6 +97,36 @@ TEST(LocalTransform, AwkwardShapes) {
     EXPECT_LT(relative_error(mallat, ref), kTol);
     lwt::inverse(plan, lwt::Pipeline::Fused, c.data(), y.data());
     EXPECT_LT(relative_error(y, x), kTol);
+  }
+}
+
+// A band's inverse (lwt2d filter): the levels outside `keep` are zeroed by each unit's first
+// task on its worker. It equals, bit for bit, the inverse of coefficients masked beforehand
+// (on the host, by lwt::cpu::copy_levels over the same per-unit blocks); the bands of a
+// partition sum to the whole inverse.
+TEST(LocalTransform, InverseOfSomeLevelsEqualsInverseOfMaskedCoefficients) {
+  const lwt::Plan plan(403, 229, 4, 5);
+  const auto x = random_image(403, 229, 11);
+  std::vector<float> c(x.size(), NAN), all(x.size(), NAN);
+  lwt::forward(plan, lwt::Pipeline::Fused, x.data(), c.data());
+  lwt::inverse(plan, lwt::Pipeline::Fused, c.data(), all.data());
+  for (const lwt::Pipeline p : {lwt::Pipeline::Fused, lwt::Pipeline::Steps}) {
+    std::vector<double> sum(x.size(), 0.0);
+    for (const lwt::LevelSet keep : {0b00011u, 0b01100u, 0b10000u}) {  // levels 0-1, 2-3, 4
+      SCOPED_TRACE(::testing::Message() << lwt::pipeline_name(p) << " keep " << keep);
+      std::vector<float> masked(x.size(), NAN), want(x.size(), NAN), got(x.size(), NAN);
+      for (int k = 0; k < plan.units(); ++k) {
+        const std::size_t at = std::size_t(plan.unit_row0(0, k)) * std::size_t(plan.width());
+        lwt::cpu::copy_levels(c.data() + at, plan.width(), masked.data() + at, plan.width(), plan.unit_rows(0, k),
+                              plan.width(), plan.levels(), keep);
+      }
+      lwt::inverse(plan, p, masked.data(), want.data());
+      lwt::inverse(plan, p, c.data(), got.data(), nullptr, keep);
+      EXPECT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(float)));
+      for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += got[i];
+    }
+    std::vector<float> total(sum.begin(), sum.end());
+    EXPECT_LT(relative_error(total, all), kTol);
   }
 }
 

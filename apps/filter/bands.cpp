@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
-#include <thread>
 
 #include "codelets/lifting.hpp"
 
@@ -55,6 +54,13 @@ std::string Band::levels_text() const {
   }
   if (approximation) s << (s.tellp() > 0 ? " + " : "") << "approximation";
   return s.str();
+}
+
+lwt::LevelSet Band::levels() const {
+  lwt::LevelSet set = approximation ? 1u : 0u;
+  for (std::size_t l = 1; l < level.size(); ++l)
+    if (level[l]) set |= lwt::LevelSet(1) << l;
+  return set;
 }
 
 std::vector<Band> parse_bands(const std::string& spec, int levels) {
@@ -125,45 +131,13 @@ void band_coefficients(const Band& band, const float* mallat, int rows, int cols
   }
 }
 
-// Unit layout: unit k's rows start at unit_row0(0, k); at detail level l its first
-// h = unit_rows(l-1, k) rows and cols(l-1) columns hold low_count(h) L rows, whose columns
-// [cols(l), cols(l-1)) are HL, then H rows (LH | HH); the approximation is the top-left
-// unit_rows(L, k) x cols(L) block. So a unit's row r is an L row at levels 1..m-1 (its columns
-// [cols(j), cols(j-1)) are level j's HL) and, at level m, an H row whose first cols(m-1)
-// columns belong to level m; or an L row at every level, its first cols(L) columns the
-// approximation. Each row is written once, segment by segment.
-namespace {
-
-void unit_band(const Band& band, const lwt::Plan& plan, int k, const float* in, float* out) {
-  const std::size_t W = std::size_t(plan.width());
-  const int L = plan.levels();
-  auto put = [&](std::size_t at, int c0, int c1, bool keep) {
-    const std::size_t len = sizeof(float) * std::size_t(c1 - c0);
-    if (keep) std::memcpy(out + at + std::size_t(c0), in + at + std::size_t(c0), len);
-    else std::memset(out + at + std::size_t(c0), 0, len);
-  };
-  for (int r = 0; r < plan.unit_rows(0, k); ++r) {
-    const std::size_t at = (std::size_t(plan.unit_row0(0, k)) + std::size_t(r)) * W;
-    int l = 1;
-    for (; l <= L && r < lwt::low_count(plan.unit_rows(l - 1, k)); ++l)
-      put(at, plan.cols(l), plan.cols(l - 1), band.level[l]);  // HL of level l
-    if (l <= L) put(at, 0, plan.cols(l - 1), band.level[l]);   // H row of level l
-    else put(at, 0, plan.cols(L), band.approximation);
-  }
-}
-
-}  // namespace
-
 void band_coefficients(const Band& band, const lwt::Plan& plan, const float* units, float* out) {
-  // Units are independent: shared among up to the hardware's threads (the StarPU workers
-  // are idle between the transforms).
-  const int threads = std::max(1, std::min(plan.units(), int(std::thread::hardware_concurrency())));
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] {
-      for (int k = t; k < plan.units(); k += threads) unit_band(band, plan, k, units, out);
-    });
-  for (auto& th : pool) th.join();
+  const std::size_t W = std::size_t(plan.width());
+  for (int k = 0; k < plan.units(); ++k) {
+    const std::size_t at = std::size_t(plan.unit_row0(0, k)) * W;
+    lwt::cpu::copy_levels(units + at, plan.width(), out + at, plan.width(), plan.unit_rows(0, k), plan.width(),
+                          plan.levels(), band.levels());
+  }
 }
 
 }  // namespace filter

@@ -26,6 +26,7 @@ struct Band {
   std::vector<bool> level;   // level[l] for l in 1..levels (level[0] unused)
   bool approximation = false;
   std::string levels_text() const;  // "1-2", "3 4 + approximation"...
+  lwt::LevelSet levels() const;      // for lwt::inverse's `keep`
 };
 
 // Parses `spec` for a transform of `levels` levels. Throws BandError for an unknown or repeated
@@ -39,7 +40,8 @@ void band_coefficients(const Band& band, const float* mallat, int rows, int cols
                        float* out);
 
 // The same selection in the transform's unit layout (codelets/plan.hpp), which lwt::forward
-// writes and lwt::inverse reads: the filter never permutes whole surfaces.
+// writes and lwt::inverse reads (lwt::inverse makes it per unit on its workers, given
+// Band::levels()).
 void band_coefficients(const Band& band, const lwt::Plan& plan, const float* units, float* out);
 
 }  // namespace filter

@@ -3,41 +3,113 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <thread>
+#include <vector>
 
 namespace filter {
+
+namespace {
+
+// Sums over a surface in fixed chunks, combined in chunk order, so that a result does not
+// depend on how many threads computed it. The chunks share the host's threads: the filter
+// sums after its transforms, while StarPU's workers are idle.
+constexpr std::size_t kChunk = std::size_t(1) << 20;
+
+template <typename Partial, typename F>
+std::vector<Partial> chunked(std::size_t n, F&& f) {
+  const std::size_t chunks = std::max<std::size_t>(1, (n + kChunk - 1) / kChunk);
+  std::vector<Partial> part(chunks);
+  const std::size_t threads = std::min<std::size_t>(chunks, std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (std::size_t t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      for (std::size_t c = t; c < chunks; c += threads) part[c] = f(c * kChunk, std::min(n, (c + 1) * kChunk));
+    });
+  for (auto& th : pool) th.join();
+  return part;
+}
+
+struct Sum {
+  double sum = 0;
+  std::size_t points = 0;
+};
+struct Moments {
+  double s1 = 0, s2 = 0, s3 = 0, s4 = 0, hi = -INFINITY, lo = INFINITY;
+};
+
+}  // namespace
 
 HeightParams height_params(const float* z, std::size_t n) {
   HeightParams p;
   double sum = 0;
-  for (std::size_t i = 0; i < n; ++i)
-    if (std::isfinite(z[i])) {
-      sum += z[i];
-      ++p.points;
-    }
+  for (const Sum& s : chunked<Sum>(n, [z](std::size_t b, std::size_t e) {
+         Sum s;
+         for (std::size_t i = b; i < e; ++i)
+           if (std::isfinite(z[i])) {
+             s.sum += z[i];
+             ++s.points;
+           }
+         return s;
+       })) {
+    sum += s.sum;
+    p.points += s.points;
+  }
   if (p.points == 0) throw std::invalid_argument("no valid height to compute parameters from");
   const double mean = sum / double(p.points);
-  double s1 = 0, s2 = 0, s3 = 0, s4 = 0, hi = -INFINITY, lo = INFINITY;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (!std::isfinite(z[i])) continue;
-    const double d = double(z[i]) - mean, d2 = d * d;
-    s1 += std::fabs(d);
-    s2 += d2;
-    s3 += d2 * d;
-    s4 += d2 * d2;
-    hi = std::max(hi, d);
-    lo = std::min(lo, d);
+  Moments m;
+  for (const Moments& c : chunked<Moments>(n, [z, mean](std::size_t b, std::size_t e) {
+         Moments c;
+         for (std::size_t i = b; i < e; ++i) {
+           if (!std::isfinite(z[i])) continue;
+           const double d = double(z[i]) - mean, d2 = d * d;
+           c.s1 += std::fabs(d);
+           c.s2 += d2;
+           c.s3 += d2 * d;
+           c.s4 += d2 * d2;
+           c.hi = std::max(c.hi, d);
+           c.lo = std::min(c.lo, d);
+         }
+         return c;
+       })) {
+    m.s1 += c.s1;
+    m.s2 += c.s2;
+    m.s3 += c.s3;
+    m.s4 += c.s4;
+    m.hi = std::max(m.hi, c.hi);
+    m.lo = std::min(m.lo, c.lo);
   }
-  const double m = double(p.points);
-  p.sa = s1 / m;
-  p.sq = std::sqrt(s2 / m);
-  p.sp = hi;
-  p.sv = std::fabs(lo);
+  const double count = double(p.points);
+  p.sa = m.s1 / count;
+  p.sq = std::sqrt(m.s2 / count);
+  p.sp = m.hi;
+  p.sv = std::fabs(m.lo);
   p.sz = p.sp + p.sv;
   if (p.sq > 0) {
-    p.ssk = s3 / m / (p.sq * p.sq * p.sq);
-    p.sku = s4 / m / (p.sq * p.sq * p.sq * p.sq);
+    p.ssk = m.s3 / count / (p.sq * p.sq * p.sq);
+    p.sku = m.s4 / count / (p.sq * p.sq * p.sq * p.sq);
   }
   return p;
+}
+
+double band_sum_error(const std::vector<const float*>& bands, const float* input, std::size_t n) {
+  struct Worst {
+    double error = 0, scale = 0;
+  };
+  Worst all;
+  for (const Worst& w : chunked<Worst>(n, [&](std::size_t b, std::size_t e) {
+         Worst w;
+         for (std::size_t i = b; i < e; ++i) {
+           double sum = 0;
+           for (const float* band : bands) sum += band[i];
+           w.error = std::max(w.error, std::fabs(sum - double(input[i])));
+           w.scale = std::max(w.scale, std::fabs(double(input[i])));
+         }
+         return w;
+       })) {
+    all.error = std::max(all.error, w.error);
+    all.scale = std::max(all.scale, w.scale);
+  }
+  return all.scale > 0 ? all.error / all.scale : all.error;
 }
 
 }  // namespace filter

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 namespace filter {
 
@@ -16,6 +17,11 @@ struct HeightParams {
 };
 
 // Throws std::invalid_argument when no sample is finite. Ssk and Sku are 0 for a flat surface.
+// Sums run on the host's threads in fixed chunks: the result does not depend on their number.
 HeightParams height_params(const float* z, std::size_t n);
+
+// The bands of a filter partition the coefficients, so they sum to the input: the largest
+// |sum of the bands - input| over the largest |input| (the absolute error where the input is 0).
+double band_sum_error(const std::vector<const float*>& bands, const float* input, std::size_t n);
 
 }  // namespace filter

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "codelets/lifting.hpp"
+#include "codelets/plan.hpp"
 
 namespace lwt::cpu {
 namespace {
@@ -272,6 +273,19 @@ void write_halos(const T* unit, int ld, int h, int w, Direction layout, T* top, 
   }
 }
 
+template <typename T>
+void copy_levels(const T* in, int ld_in, T* out, int ld_out, int h, int w, int levels,
+                 std::uint32_t keep) {
+  for_each_level_block(h, w, levels, [&](int r0, int r1, int c0, int c1, int l) {
+    const std::size_t bytes = sizeof(T) * std::size_t(c1 - c0);
+    for (int r = r0; r < r1; ++r) {
+      T* o = out + std::ptrdiff_t(r) * ld_out + c0;
+      if (keep >> l & 1u) std::memcpy(o, in + std::ptrdiff_t(r) * ld_in + c0, bytes);
+      else std::memset(o, 0, bytes);
+    }
+  });
+}
+
 #define LWT_CPU_INSTANTIATE(T)                                                                     \
   template void rows_forward<T>(const T*, int, T*, int, int, int);                                 \
   template void rows_inverse<T>(const T*, int, T*, int, int, int);                                 \
@@ -285,7 +299,8 @@ void write_halos(const T* unit, int ld, int h, int w, Direction layout, T* top, 
   template void cols_scatter<T>(const T*, int, int, int, bool, bool, T*, int);                     \
   template void cols_gather_inverse<T>(const T*, int, int, int, const T*, const T*, int, T*, int); \
   template void cols_scatter_inverse<T>(const T*, int, int, int, bool, bool, T*, int);             \
-  template void write_halos<T>(const T*, int, int, int, Direction, T*, T*, int);
+  template void write_halos<T>(const T*, int, int, int, Direction, T*, T*, int);              \
+  template void copy_levels<T>(const T*, int, T*, int, int, int, int, std::uint32_t);
 LWT_CPU_INSTANTIATE(float)
 LWT_CPU_INSTANTIATE(double)
 

@@ -719,6 +719,45 @@ void write_halos(const T* unit, int ld, int h, int w, Direction layout, T* top, 
             HaloOp<T>{unit, ld, h, layout == Direction::Inverse, top, bottom, ld_halo}, stream);
 }
 
+// One kernel for the whole unit (a copy per block would be ~L^2 / 2 launches): each element
+// finds its level as lwt::for_each_level_block lays them out. rows[l] and cols[l] are the
+// unit's size at level l.
+template <typename T>
+struct LevelsOp {
+  const T* in;
+  int ld_in;
+  T* out;
+  int ld_out;
+  int levels;
+  std::uint32_t keep;
+  int rows[32], cols[32];
+  __host__ __device__ void operator()(int r, int c) const {
+    int m = 1;  // r is an H row of level m, or (m = levels + 1) an L row at every level
+    while (m <= levels && r < rows[m]) ++m;
+    int j = 1;  // the columns [cols[j], cols[j-1]) of such a row are level j's HL, for j < m
+    while (j < m && c < cols[j]) ++j;
+    const int level = j < m ? j : (m <= levels ? m : 0);
+    out[std::ptrdiff_t(r) * ld_out + c] = (keep >> level & 1u) ? in[std::ptrdiff_t(r) * ld_in + c] : T(0);
+  }
+};
+
+template <typename T>
+void copy_levels(const T* in, int ld_in, T* out, int ld_out, int h, int w, int levels,
+                 std::uint32_t keep, cudaStream_t stream) {
+  if (levels < 1 || levels > 30) {
+    std::fprintf(stderr, "%s:%d: copy_levels takes 1 to 30 levels, got %d\n", __FILE__, __LINE__, levels);
+    std::abort();
+  }
+  LevelsOp<T> op{in, ld_in, out, ld_out, levels, keep, {}, {}};
+  op.rows[0] = h;
+  op.cols[0] = w;
+  for (int l = 1; l <= levels; ++l) {
+    op.rows[l] = n_low(op.rows[l - 1]);
+    op.cols[l] = n_low(op.cols[l - 1]);
+  }
+  launch_2d(h, w, op, stream);
+}
+
 #define LWT_CUDA_INSTANTIATE(T)                                                                    \
   template void rows_forward<T>(const T*, int, T*, int, int, int, cudaStream_t);                   \
   template void rows_inverse<T>(const T*, int, T*, int, int, int, cudaStream_t);                   \
@@ -736,7 +775,8 @@ void write_halos(const T* unit, int ld, int h, int w, Direction layout, T* top, 
                                        cudaStream_t);                                              \
   template void cols_scatter_inverse<T>(const T*, int, int, int, bool, bool, T*, int,              \
                                         cudaStream_t);                                             \
-  template void write_halos<T>(const T*, int, int, int, Direction, T*, T*, int, cudaStream_t);
+  template void write_halos<T>(const T*, int, int, int, Direction, T*, T*, int, cudaStream_t);    \
+  template void copy_levels<T>(const T*, int, T*, int, int, int, int, std::uint32_t, cudaStream_t);
 LWT_CUDA_INSTANTIATE(float)
 LWT_CUDA_INSTANTIATE(double)
 

@@ -45,5 +45,8 @@ void cols_scatter_inverse(const T* win, int ld_win, int h, int w, bool above, bo
 template <typename T>
 void write_halos(const T* unit, int ld, int h, int w, Direction layout, T* top, T* bottom,
                  int ld_halo, cudaStream_t stream);
+template <typename T>
+void copy_levels(const T* in, int ld_in, T* out, int ld_out, int h, int w, int levels,
+                 std::uint32_t keep, cudaStream_t stream);
 
 }  // namespace lwt::cuda
