@@ -128,6 +128,7 @@ constexpr double kRelEwma = 0.1;           // weight of a task's timing in its w
 // smaller promise is not kept (every LWT co-run measured on the GPU machine was slower than the
 // GPU alone). DTPS's later batches split by its plan, judged by the makespan guard.
 constexpr double kMinCoRunGain = 0.5;
+constexpr double kPinUsPerMiB = 650;  // alloc_us
 constexpr std::size_t kMaxArchs = 32;      // the CPU cores and each GPU (Policy::arch_of)
 
 // A read-write lock of StarPU's (SimGrid needs them), relaxed while waiting as QueueLock.
@@ -756,6 +757,29 @@ double missing_on(starpu_task* task, unsigned node) {
     missing += !valid;
   }
   return missing;
+}
+
+// What placing the task on `node` costs in allocations, in us: the bytes of the handles it
+// touches that have no buffer there yet. Only main memory on a node with GPUs counts: StarPU
+// pins what it allocates there (cudaHostAlloc, its default flags), at ~650 us per MiB (StarPU's
+// own figure for SimGrid), while a GPU's buffers come from StarPU's allocation cache. A core
+// that starts a unit whose strips live only on the GPU pins them all (an inverse's 64 first
+// tasks on 1 GiB: ~0.7 s, 10x the GPU's whole transform); no transfer time shows that.
+double alloc_us(starpu_task* task, unsigned node) {
+  if (starpu_node_get_kind(node) != STARPU_CPU_RAM) return 0;
+  static const bool pinning = [] {
+    const char* off = std::getenv("STARPU_DISABLE_PINNING");
+    return !(off && std::atoi(off) > 0);
+  }();
+  if (!pinning) return 0;
+  double bytes = 0;
+  const unsigned n = STARPU_TASK_GET_NBUFFERS(task);
+  for (unsigned i = 0; i < n; ++i) {
+    const starpu_data_handle_t h = STARPU_TASK_GET_HANDLE(task, i);
+    if (STARPU_TASK_GET_MODE(task, i) & (STARPU_SCRATCH | STARPU_REDUX)) continue;
+    if (!starpu_data_test_if_allocated_on_node(h, node)) bytes += double(starpu_data_get_size(h));
+  }
+  return bytes * (kPinUsPerMiB / double(1 << 20));
 }
 
 // Whether worker w can run the task (its context aside): StarPU's answer, cached per codelet
@@ -1407,8 +1431,9 @@ int push(starpu_task* task) {
     refresh_speeds(*p, c, now);
     const bool data = !p->one_node && STARPU_TASK_GET_NBUFFERS(task) > 0;
     // The transfer time depends on the memory node only: compute it once per node.
-    std::array<double, STARPU_MAXNODES> transfer;
+    std::array<double, STARPU_MAXNODES> transfer, alloc;
     transfer.fill(-1);
+    alloc.fill(-1);
     // The arch's expected time, once per arch (arch_us).
     std::array<double, kMaxArchs> arch_cost;
     arch_cost.fill(NAN);
@@ -1487,7 +1512,9 @@ int push(starpu_task* task) {
         // its other tasks run: the unit goes back over the same link for them, a transfer the
         // GPU's queue cannot hide (its link is busy with its own units). Counted as a cost.
         const double away = !s.cuda && !s.gpu ? tr : 0;
-        const double end = finish + (compete ? tr - least_gpu_transfer : 0) + away;
+        double& al = alloc[s.node];
+        if (al < 0) al = data && p->gpu_nodes.load(std::memory_order_relaxed) > 0 ? alloc_us(task, s.node) : 0.0;
+        const double end = finish + (compete ? tr - least_gpu_transfer : 0) + away + al;
         // Ties (within kTieUs) go to the worker pushing the task (it ended the task before:
         // no wake, its caches hold the data; as ws pushes to its caller), else to the shorter
         // queue: tasks cheaper than kTieUs (no data, `even`'s tiny work) would all tie.
@@ -1563,8 +1590,9 @@ starpu_task* take_from_busiest(Policy& p, unsigned ctx, int w, double now) {
     // balanced the plan, and a move costs a transfer and draws the unit's later tasks after it.
     if (2 * late <= run || p.cfg.threshold * run >= there_end - now) return false;
     if (!starpu_worker_can_execute_task_first_impl(unsigned(w), task, nullptr)) return false;
-    const double tr = !p.one_node && STARPU_TASK_GET_NBUFFERS(task) ? starpu_task_expected_data_transfer_time_for(task, unsigned(w)) : 0;
-    here = std::max(0.0, tr) + run;
+    const bool data = !p.one_node && STARPU_TASK_GET_NBUFFERS(task);
+    const double tr = data ? starpu_task_expected_data_transfer_time_for(task, unsigned(w)) : 0;
+    here = std::max(0.0, tr) + run + (data && !me.cuda ? alloc_us(task, me.node) : 0.0);
     return 2 * late > here && p.cfg.threshold * here < there_end - now;
   });
   if (took) {
