@@ -1480,6 +1480,12 @@ int push(starpu_task* task) {
         p->has_cpu.load(std::memory_order_relaxed)) {
       only = c.alone.load(std::memory_order_relaxed);
       if (only >= 0) unplaced = false;
+      // Nor, without a plan, does a core start data that lives in no main-memory buffer yet (a
+      // transform's work strips, born on the GPU that started them): StarPU would pin it
+      // there, and pinning holds the CUDA driver, stalling the GPU's own calls (an inverse's
+      // GPU tasks took ~5 ms each instead of ~0.06 while cores pinned its units' strips).
+      // The program's own buffers (registered in main memory) are not concerned.
+      if (only < 0 && p->gpu_nodes.load(std::memory_order_relaxed) > 0 && alloc_us(task, STARPU_MAIN_RAM) > 0) only = 1;
     }
     for (int pass = only < 0; pass < 2 && best < 0; ++pass) {
       workers->init_iterator_for_parallel_tasks(workers, &it, task);
@@ -1582,6 +1588,10 @@ starpu_task* take_from_busiest(Policy& p, unsigned ctx, int w, double now) {
     auto* task = static_cast<starpu_task*>(t.task);
     auto& c = *static_cast<CodeletState*>(t.codelet);
     if (me.gpu != v.gpu && c.alone.load(std::memory_order_relaxed) == int(v.gpu)) return false;
+    // Nor data a core would have to pin first (push).
+    const bool data = !p.one_node && STARPU_TASK_GET_NBUFFERS(task);
+    const double pin = data && !me.cuda ? alloc_us(task, me.node) : 0.0;
+    if (pin > 0 && !split) return false;
     // The thief's own expected time, not the policy's plan: a move is taken back only by the
     // next idle moment, and a core's GEMM tile can outlast the GPU's whole queue.
     const double run = base_us(p, c, task, ctx, w, task_key(task)) *
@@ -1590,9 +1600,8 @@ starpu_task* take_from_busiest(Policy& p, unsigned ctx, int w, double now) {
     // balanced the plan, and a move costs a transfer and draws the unit's later tasks after it.
     if (2 * late <= run || p.cfg.threshold * run >= there_end - now) return false;
     if (!starpu_worker_can_execute_task_first_impl(unsigned(w), task, nullptr)) return false;
-    const bool data = !p.one_node && STARPU_TASK_GET_NBUFFERS(task);
     const double tr = data ? starpu_task_expected_data_transfer_time_for(task, unsigned(w)) : 0;
-    here = std::max(0.0, tr) + run + (data && !me.cuda ? alloc_us(task, me.node) : 0.0);
+    here = std::max(0.0, tr) + run + pin;
     return 2 * late > here && p.cfg.threshold * here < there_end - now;
   });
   if (took) {
