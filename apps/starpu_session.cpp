@@ -115,7 +115,7 @@ void print_bound(const char* what) {
   if (lp > 0)
     std::printf("BOUND %s lp_ms=%.3f lp_int_ms=%.3f %s\n", what, lp, lp_int, deps);
   else
-    std::printf("BOUND %s lp_ms=none (a task kind has no calibrated duration on any worker: StarPU's history models learn where a policy asks them, as dmda does, or with STARPU_CALIBRATE=1) %s\n",
+    std::printf("BOUND %s lp_ms=none (StarPU found no usable duration for a task kind: its bound takes each kind's history mean minus one standard deviation, none before a policy such as dmda calibrated the models, negative where an outlier made the deviation large) %s\n",
                 what, deps);
 #else
   std::printf("BOUND %s lp_ms=none (this StarPU was built without GLPK, which starpu_bound_compute needs) %s\n", what,
