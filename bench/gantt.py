@@ -118,6 +118,8 @@ def draw(ax, trace, tasks, t0, colour, span_ms=None):
 
 def title(trace, label, makespan_ms, ntasks):
     m = trace.meta
+    if label == "all tasks" and m.get("window"):  # a cut (--cut, compare.py --trace) names its run
+        label = m["window"]
     return (f"{m.get('program', '?')} under {m.get('policy', '?')}: {label}, makespan {makespan_ms:.2f} ms, "
             f"{ntasks} tasks")
 
