@@ -35,7 +35,7 @@ using apps::parse_positive;
 
 const char* const kUsage =
     "usage: gemm [--precision s|d] [--size N | --m M --n N --k K] [--split 2d|3d] [--tile B | --tiles B1,B2,...]\n"
-    "            [--tf32] [--iter I] [--check]\n"
+    "            [--tf32] [--iter I] [--check] [--trace FILE.json] [--bound]\n"
     "  C (m x n) = A (m x k) B (k x n), column-major, cut into blocks by StarPU filters.\n"
     "  --split 2d (default): one task per C block over the whole k (A in block rows, B in block\n"
     "    columns), as StarPU's examples/mult sgemm; 3d: one task per block product C_ij += A_ip B_pj.\n"
@@ -52,13 +52,15 @@ const char* const kUsage =
     "  max|C_ref|, tolerance 1e-5 (s; 5e-3 with --tf32) or 1e-12 (d); exit status 1 beyond it. The\n"
     "  reference is a plain loop on every core after StarPU stops: seconds at 2048, hours at 16384.\n"
     "Workers and policy come from StarPU's environment (STARPU_SCHED, STARPU_NCPU, STARPU_NCUDA);\n"
-    "STARPU_PROFILING=1 adds each worker's busy time. OpenBLAS runs one thread per CPU worker.\n";
+    "STARPU_PROFILING=1 adds each worker's busy time. OpenBLAS runs one thread per CPU worker.\n"
+    "--trace FILE.json (or FNNDTPS_TRACE=FILE.json): one event per task (worker, start, duration) in\n"
+    "the Trace Event format, under any policy. --bound: StarPU's LP bound over one more iteration.\n";
 
 struct Options {
   bool single = true;
   int m = 2048, n = 2048, k = 2048, iter = 5;
   gemm::Decomposition d;  // 2d, tiles of 256, FP32
-  bool check = false;
+  bool check = false, bound = false;
 };
 
 // The most tile tasks one product may submit: StarPU keeps every submitted task in memory.
@@ -137,6 +139,10 @@ Options parse(int argc, char** argv) {
       o.iter = parse_positive(flag, value());
     } else if (flag == "--check") {
       o.check = true;
+    } else if (flag == "--trace") {
+      apps::trace_to(value());
+    } else if (flag == "--bound") {
+      o.bound = true;
     } else {
       throw UsageError("unknown option '" + flag + "' (see --help)");
     }
@@ -306,8 +312,9 @@ int run(const Options& o) {
       const double t0 = starpu_timing_now();  // simulated time under simulation
       product->run(false, &stats);
       const double s = (starpu_timing_now() - t0) * 1e-6;
-      session.end_job();
       const bool timed = it > 0 || o.iter == 1;
+      apps::trace_span("iter " + std::to_string(it), t0, timed);
+      session.end_job();
       std::printf("iter %d: %.3f ms, %.2f GFLOP/s%s\n", it, s * 1e3, flops / s * 1e-9,
                   timed ? "" : " (calibration)");
       std::fflush(stdout);
@@ -349,6 +356,13 @@ int run(const Options& o) {
                 *std::min_element(times.begin(), times.end()) * 1e3,
                 *std::max_element(times.begin(), times.end()) * 1e3, list.c_str());
     std::fflush(stdout);
+    if (o.bound) {  // an extra, untimed iteration: recording for the bound costs a lock per task
+      apps::bound_start();
+      product->run(false);
+      apps::print_bound("gemm");
+      session.end_job();
+      std::fflush(stdout);
+    }
 
     product.reset();
     starpu_cublas_shutdown();

@@ -37,6 +37,7 @@
 #include "codelets/lifting.hpp"
 #include "codelets/lwt_tasks.hpp"
 #include "scheduler/plugin.hpp"
+#include "scheduler/trace.hpp"
 
 namespace {
 
@@ -47,7 +48,7 @@ const char* const kUsage =
     "usage: lwt2d forward --in X.npy --out C.npy [--levels N] [--units U] [--pipeline steps|fused] [--check]\n"
     "       lwt2d inverse --in C.npy --out Y.npy [--levels N] [--units U] [--pipeline steps|fused] [--check]\n"
     "       lwt2d demo [--size S|RxC] [--levels N] [--units U] [--pipeline steps|fused] [--seed N] [--check]\n"
-    "                  [--repeat R] [--warmup W]   (time R forward runs after W untimed ones)\n"
+    "                  [--repeat R] [--warmup W]   (time R forward runs after W untimed ones) [--bound]\n"
     "       lwt2d generate --out S.npy|S.x3p [--size S|RxC] [--seed N] [--model demo|layered]\n"
     "                  [--wavelength W] [--part all|form|waviness|roughness]\n"
     "       lwt2d filter --in S.npy|S.x3p|S.raw [--shape RxC] --levels N --bands SPEC --out-dir D\n"
@@ -64,7 +65,10 @@ const char* const kUsage =
     "  Input is .npy, X3P (ISO 25178-72) or raw little-endian float32 with --shape. X3P invalid\n"
     "  points are filled with the mean of the valid heights for the transform, skipped by the\n"
     "  parameters and written back as NaN.\n"
-    "Workers and policy come from StarPU's environment (STARPU_SCHED, STARPU_NCPU, STARPU_NCUDA).\n";
+    "Workers and policy come from StarPU's environment (STARPU_SCHED, STARPU_NCPU, STARPU_NCUDA).\n"
+    "--trace FILE.json (forward, inverse, demo, filter; or FNNDTPS_TRACE=FILE.json): one event per task\n"
+    "  (worker, start, duration, unit, level) in the Trace Event format, under any policy.\n"
+    "--bound (demo): StarPU's LP bound over one more forward run: a BOUND line.\n";
 
 struct Options {
   std::string command, in, out, out_dir, bands, model = "demo", part = "all";
@@ -73,7 +77,7 @@ struct Options {
   double wavelength = 50;
   unsigned long long seed = 1;
   lwt::Pipeline pipeline = lwt::Pipeline::Fused;
-  bool check = false, png = false, out_x3p = false;
+  bool check = false, png = false, out_x3p = false, bound = false;
 };
 
 int parse_int(const std::string& flag, const std::string& v) {
@@ -108,6 +112,8 @@ Options parse(int argc, char** argv) {
     if (transform && flag == "--levels") o.levels = parse_int(flag, value());
     else if (transform && flag == "--units") o.units = parse_int(flag, value());
     else if (transform && flag == "--pipeline") o.pipeline = lwt::parse_pipeline(value());
+    else if (transform && flag == "--trace") apps::trace_to(value());
+    else if (demo && flag == "--bound") o.bound = true;
     else if ((file_mode || demo) && flag == "--check") o.check = true;
     else if ((file_mode || filt) && flag == "--in") o.in = value();
     else if ((file_mode || gen) && flag == "--out") o.out = value();
@@ -229,6 +235,7 @@ int run_file(const Options& o) {
   const double t0 = starpu_timing_now();
   if (fwd) lwt::forward(plan, o.pipeline, in.p, out.p, &stats);
   else lwt::inverse(plan, o.pipeline, in.p, out.p, &stats);
+  apps::trace_span(o.command, t0);
   report(fwd ? "forward" : "inverse", seconds_since(t0), n, stats);
   if (fwd) plan.to_mallat(out.p, image.p);
   else std::memcpy(image.p, out.p, n * sizeof(float));
@@ -274,7 +281,9 @@ int run_demo(const Options& o) {
   std::vector<lwt::WorkerStats> stats;
   for (int r = 0; r < o.warmup; ++r) {
     std::fprintf(stderr, "warm-up %d/%d (calibrates StarPU's performance models)...\n", r + 1, o.warmup);
+    const double t = starpu_timing_now();
     lwt::forward(plan, o.pipeline, x.p, c.p);
+    apps::trace_span("warm-up " + std::to_string(r + 1), t, false);
     session.end_job();
   }
   std::vector<double> times;
@@ -283,6 +292,13 @@ int run_demo(const Options& o) {
     const double t = starpu_timing_now();
     lwt::forward(plan, o.pipeline, x.p, c.p, &stats);
     times.push_back(seconds_since(t));
+    apps::trace_span("forward " + std::to_string(r + 1), t);
+    session.end_job();
+  }
+  if (o.bound) {  // an extra, untimed run: recording for the bound costs a lock per task
+    apps::bound_start();
+    lwt::forward(plan, o.pipeline, x.p, c.p);
+    apps::print_bound("forward");
     session.end_job();
   }
   std::vector<double> sorted = times;
@@ -298,6 +314,7 @@ int run_demo(const Options& o) {
   std::fprintf(stderr, "inverse transform...\n");
   const double t0 = starpu_timing_now();
   lwt::inverse(plan, o.pipeline, c.p, y.p, &stats);
+  apps::trace_span("inverse", t0, false);
   session.end_job();
   report("inverse", seconds_since(t0), n, stats);
   if (apps::kSimulated) return 0;
@@ -542,6 +559,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   io::remove_temporaries_on_signal();  // before StarPU's SIGINT handler, which passes it on to ours
+  sched::trace::set_describer(lwt::describe_task);
   try {
     const Options o = parse(argc, argv);
     if (o.command == "demo") return run_demo(o);

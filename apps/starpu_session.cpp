@@ -14,6 +14,7 @@
 
 #include "codelets/simulated.hpp"
 #include "scheduler/plugin.hpp"
+#include "scheduler/trace.hpp"
 
 namespace apps {
 namespace {
@@ -63,6 +64,18 @@ void check_policy_name(const std::string& name) {
   throw UsageError(msg);
 }
 
+std::string trace_file;  // --trace FILE
+
+// The policy StarPU would run for STARPU_SCHED=`name` (its default, lws, for none), where
+// this program can name it: ours or StarPU's; null for STARPU_SCHED_LIB's others.
+starpu_sched_policy* policy_named(const char* name) {
+  if (!name || !*name) name = "lws";
+  if (starpu_sched_policy* p = sched::find_policy(name)) return p;
+  for (starpu_sched_policy** p = starpu_sched_get_predefined_policies(); *p; ++p)
+    if ((*p)->policy_name && std::string((*p)->policy_name) == name) return *p;
+  return nullptr;
+}
+
 constexpr long kMinCoresToReserve = 8;
 
 int env_int(const char* name, int fallback) {
@@ -75,6 +88,40 @@ int env_int(const char* name, int fallback) {
 }
 
 }  // namespace
+
+void trace_to(const std::string& file) {
+  if (const std::string why = sched::trace::check_path(file); !why.empty()) throw UsageError("--trace " + file + ": " + why);
+  trace_file = file;
+}
+
+void trace_span(const std::string& name, double start_us, bool timed) {
+  sched::trace::add_span(name, start_us, starpu_timing_now(), timed);
+}
+
+void bound_start() { starpu_bound_start(0, 0); }
+
+// starpu_bound_compute solves, with GLPK, the LP over task kinds (codelet, footprint) and
+// workers: each kind's count spread over the workers at their models' durations, minimise the
+// busiest worker's time. It ignores dependencies and transfers: a lower bound on the
+// makespan. StarPU offers no computed bound with dependencies (only starpu_bound_print_lp's
+// lp_solve MILP, with a constraint per pair of independent tasks and worker).
+void print_bound(const char* what) {
+  starpu_bound_stop();
+  const char* deps = "lp_deps_ms=none (StarPU computes the bound without dependencies only; with them it writes "
+                     "an lp_solve MILP of O(tasks^2 workers) constraints, not solved here)";
+#ifdef STARPU_HAVE_GLPK_H
+  double lp = 0, lp_int = 0;
+  starpu_bound_compute(&lp, &lp_int, 1);
+  if (lp > 0)
+    std::printf("BOUND %s lp_ms=%.3f lp_int_ms=%.3f %s\n", what, lp, lp_int, deps);
+  else
+    std::printf("BOUND %s lp_ms=none (StarPU found no usable duration for a task kind: its bound takes each kind's history mean minus one standard deviation, none before a policy such as dmda calibrated the models, negative where an outlier made the deviation large) %s\n",
+                what, deps);
+#else
+  std::printf("BOUND %s lp_ms=none (this StarPU was built without GLPK, which starpu_bound_compute needs) %s\n", what,
+              deps);
+#endif
+}
 
 int parse_positive(const std::string& flag, const std::string& v) {
   char* end = nullptr;
@@ -132,9 +179,29 @@ StarpuSession::StarpuSession(const char* default_policy, Init init, Shutdown shu
     conf.sched_policy = sched::find_policy(default_policy);
     conf.sched_policy_name = nullptr;
   }
-  if (!ours.empty()) unsetenv("STARPU_SCHED");
+  // A trace: the policy chosen above, or the one STARPU_SCHED names, wrapped (trace.hpp).
+  std::string trace = trace_file;
+  if (const char* env = std::getenv(sched::trace::kEnv); trace.empty() && env && *env) {
+    if (const std::string why = sched::trace::check_path(env); !why.empty())
+      throw UsageError(std::string(sched::trace::kEnv) + "=" + env + ": " + why);
+    trace = env;
+  }
+  const std::string named = sched && *sched ? sched : "";
+  bool traced = false;
+  if (!trace.empty() && named != "help") {
+    starpu_sched_policy* base = conf.sched_policy ? conf.sched_policy : policy_named(named.c_str());
+    if (starpu_sched_policy* t = base ? sched::trace::wrap(base, trace) : nullptr) {
+      conf.sched_policy = t;
+      conf.sched_policy_name = nullptr;
+      traced = true;
+    } else {
+      std::fprintf(stderr, "note: policy '%s' comes from STARPU_SCHED_LIB and is not traced\n", named.c_str());
+    }
+  }
+  const bool hide = !ours.empty() || (traced && !named.empty());
+  if (hide) unsetenv("STARPU_SCHED");
   const int rc = init(&conf);
-  if (!ours.empty()) setenv("STARPU_SCHED", ours.c_str(), 1);
+  if (hide) setenv("STARPU_SCHED", named.c_str(), 1);
   if (rc == -ENODEV) throw std::runtime_error("StarPU found no worker to run on (check STARPU_NCPU and STARPU_NCUDA)");
   if (rc != 0) throw std::runtime_error("starpu_init failed (" + std::to_string(rc) + ")");
   if (want_cuda > 0 && cuda_workers() < unsigned(want_cuda)) {

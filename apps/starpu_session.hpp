@@ -52,6 +52,22 @@ struct HostArray {
   HostArray& operator=(const HostArray&) = delete;
 };
 
+// --trace FILE (DESIGN §8): the next session records a per-task trace into FILE, whichever
+// policy runs (scheduler/trace.hpp); without it, FNNDTPS_TRACE=FILE does. Throws UsageError
+// when FILE cannot be written.
+void trace_to(const std::string& file);
+// A span of the program's own on the trace's "runs" row, from `start_us` (starpu_timing_now())
+// to now: `timed`, a run the program's median counts (bench/gantt.py --run median picks among
+// those), else a warm-up or another untimed run. No-op without a trace.
+void trace_span(const std::string& name, double start_us, bool timed = true);
+
+// --bound (DESIGN §8): StarPU's linear-programming bound over the tasks submitted between
+// bound_start() and print_bound(what): "BOUND <what> lp_ms=X lp_int_ms=Y lp_deps_ms=none (why)",
+// or lp_ms=none (why) where it cannot be computed (no GLPK in this StarPU, as its simulation
+// build; a task kind without a usable duration in StarPU's history models).
+void bound_start();
+void print_bound(const char* what);
+
 class StarpuSession {
  public:
   // `default_policy`: one of ours, used where STARPU_SCHED names none (null: StarPU's default).

@@ -11,6 +11,9 @@ results.csv, compare.png and one log per run.
   bench/compare.py --from-csv OUT/results.csv --out DIR     (the table and the PNG again)
   bench/compare.py --simulate h200x4 [--apps lwt2d,gemm] ...  (the same on a SimGrid-simulated node)
   bench/compare.py --cold [bench/cold.py's options]  (the cold bench: each command its own process)
+  bench/compare.py --trace ...  (also OUT/traces: each configuration's median run as a trace and a
+                                 Gantt chart, and per app, size and condition a sheet: our best
+                                 policy's chart above the best built-in's, on one time axis)
 
 Conditions (--perturb):
   none       stable: nothing else runs.
@@ -56,6 +59,12 @@ for simulation (skipped with a note). Every time is simulated time, the same on 
 configuration: --reps 2 (lwt2d prints its median from 2 timed runs on) and --warmup 1 by default.
 A run that needs a model the calibration never measured stops the bench (exit 2, one line).
 
+StarPU's LP bound (the table's "bound LP" row, %LP): lwt2d and gemm run one more, untimed, run
+with --bound (starpu_bound_compute: the task kinds spread over the workers at their history
+models' durations, without dependencies or transfers; StarPU built with GLPK); the row gives the
+median over the configurations' recordings, or why there is none (no GLPK, as in the simulation
+build; no usable model). --no-lp leaves it out.
+
 Learned models: every (app, condition, policy) gets its own FNNDTPS_MODEL_DIR under OUT/models,
 emptied at the start (--keep-models keeps them): what our policies learn carries across the sizes
 of one condition, never across conditions. StarPU's own performance models stay where StarPU keeps
@@ -80,6 +89,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+import gantt  # bench/gantt.py: --trace
 import simulate  # bench/simulate.py: --simulate PLATFORM
 
 OURS = ["fnn-dtps", "fnn", "dtps", "boyer", "even"]
@@ -144,6 +154,24 @@ class Measure:
     throughput: float = None
     note: str = ""
     log: str = ""
+    lp_ms: float = None  # StarPU's LP bound from the app's BOUND line
+    lp_note: str = ""    # why there is none
+    trace: str = ""      # --trace: the median run's trace
+
+
+def lp_bound(text):
+    """(lp_ms, note) from the last 'BOUND <tag> lp_ms=...' line: lp_ms=none (why) gives the why."""
+    found = None
+    for line in text.splitlines():
+        if line.startswith("BOUND "):
+            found = line
+    if found is None:
+        return None, ""
+    m = re.search(r"\blp_ms=([0-9.]+)", found)
+    if m:
+        return float(m.group(1)), ""
+    m = re.search(r"\blp_ms=none \(([^)]*)\)", found)
+    return None, (m.group(1) if m else "no LP bound printed")
 
 
 def result_fields(text, tag):
@@ -200,6 +228,19 @@ class App:
     def available(self):
         return (os.access(self.binary, os.X_OK), f"{self.binary} not built")
 
+    def help_text(self):
+        if getattr(self, "_help", None) is None:
+            try:
+                p = subprocess.run([self.binary, "--help"], capture_output=True, text=True, timeout=30)
+                self._help = p.stdout + p.stderr
+            except (OSError, subprocess.TimeoutExpired):
+                self._help = ""
+        return self._help
+
+    def lp_flag(self):
+        """--bound where the app offers it and the LP row is wanted."""
+        return ["--bound"] if self.in_process and self.args.lp and "--bound" in self.help_text() else []
+
 
 class Lwt2d(App):
     """apps/lwt2d.cpp demo: RESULT forward ... median_ms= min_ms= max_ms= over --repeat runs after
@@ -224,7 +265,7 @@ class Lwt2d(App):
         units = self.args.units or (simulate.units(size) if self.args.simulate else 0)
         if units:
             cmd += ["--units", str(units)]
-        return cmd
+        return cmd + self.lp_flag()
 
     def parse(self, out, size):
         d = result_fields(out, "forward")
@@ -253,15 +294,6 @@ class Gemm(App):
         return (f"{size}, {'float' if self.args.precision == 's' else 'double'}, tile {self.args.tile}, "
                 f"split {self.args.gemm_split}")
 
-    def help_text(self):
-        if self._help is None:
-            try:
-                p = subprocess.run([self.binary, "--help"], capture_output=True, text=True, timeout=30)
-                self._help = p.stdout + p.stderr
-            except (OSError, subprocess.TimeoutExpired):
-                self._help = ""
-        return self._help
-
     def has_warmup_flag(self):
         return "--warmup" in self.help_text()
 
@@ -269,6 +301,7 @@ class Gemm(App):
         cmd = [self.binary, "--precision", self.args.precision, "--size", str(size), "--tile", str(self.args.tile)]
         if "--split" in self.help_text():  # builds before the splits were all 3d
             cmd += ["--split", self.args.gemm_split]
+        cmd += self.lp_flag()
         if self.has_warmup_flag():
             return cmd + ["--warmup", str(self.args.warmup), "--iter", str(self.args.reps)]
         return cmd + ["--iter", str(self.args.warmup + self.args.reps)]
@@ -630,15 +663,19 @@ def last_line(text):
     return lines[-1].strip()[:200] if lines else ""
 
 
-def measure(app, size, policy, cond, extra, args, logpath):
+def measure(app, size, policy, cond, extra, args, logpath, trace=""):
     """One configuration: the app's timed runs after its warm-up, under `policy` and the
-    condition's environment plus `extra`."""
+    condition's environment plus `extra`. With `trace` (a path ending in .json): the median
+    run's trace there and its Gantt chart beside it (.png)."""
     env = clean_env(args)
     run_env = dict(cond.env)
     run_env.update(extra)
     run_env["STARPU_SCHED"] = policy
-    if policy in OURS and not app.registers_policies:
+    # Under FNNDTPS_TRACE the library traces StarPU's built-ins too (scheduler/trace.hpp).
+    if (policy in OURS or trace) and not app.registers_policies:
         run_env["STARPU_SCHED_LIB"] = os.path.join(args.build, "lib", "libfnndtps.so")
+    if trace:
+        run_env["FNNDTPS_TRACE"] = trace + ".all.json"
     for k, v in run_env.items():  # None: the variable removed
         if v is None:
             env.pop(k, None)
@@ -657,9 +694,14 @@ def measure(app, size, policy, cond, extra, args, logpath):
         if m is None or m.median_ms is None:
             return Measure(status="failed", note=f"exit {rc}: {last_line(err) or last_line(out)}", log=logpath)
         m.log = logpath
+        m.lp_ms, m.lp_note = lp_bound(out)
+        if trace:
+            m.trace = cut_trace(trace + ".all.json", trace, "median")
         return m
     times = []
     for i in range(args.warmup + args.reps):  # one process per run; the warm-ups calibrate StarPU's models
+        if trace:
+            env["FNNDTPS_TRACE"] = f"{trace}.run{i}.json"
         rc, out, err, timed_out = run_process(argv, env, args.timeout, logpath, run_env)
         if timed_out:
             return Measure(status="timeout", note=f"run {i + 1} took more than {args.timeout} s", log=logpath)
@@ -670,8 +712,48 @@ def measure(app, size, policy, cond, extra, args, logpath):
         if i >= args.warmup:
             times.append(t)
     ts = sorted(times)
-    return Measure(median_ms=ts[len(ts) // 2], min_ms=ts[0], max_ms=ts[-1], times_ms=times,
-                   throughput=2.0 * size ** 3 / (ts[len(ts) // 2] * 1e6), log=logpath)
+    m = Measure(median_ms=ts[len(ts) // 2], min_ms=ts[0], max_ms=ts[-1], times_ms=times,
+                throughput=2.0 * size ** 3 / (ts[len(ts) // 2] * 1e6), log=logpath)
+    if trace:  # the process of the median time; the others' traces go
+        median_run = args.warmup + times.index(m.median_ms)
+        for i in range(args.warmup + args.reps):
+            if i != median_run:
+                try:
+                    os.remove(f"{trace}.run{i}.json")
+                except OSError:
+                    pass
+        m.trace = cut_trace(f"{trace}.run{median_run}.json", trace, "all")
+    return m
+
+
+def cut_trace(full, out, run):
+    """The `run` window of trace `full` as `out` (.json) and its Gantt chart (.png); `full` goes.
+    Returns `out`, or "" where the program wrote no trace."""
+    if not os.path.exists(full):
+        log(f"   no trace from the run: {full} missing")
+        return ""
+    tr = gantt.Trace(full)
+    label, t0, t1 = tr.window(run if tr.runs or run == "all" else "all")
+    tasks = tr.tasks if label == "all tasks" else tr.tasks_in(t0, t1)
+    gantt.write_cut(tr, tasks, label, out)
+    os.remove(full)
+    gantt.plot([gantt.Trace(out)], "all", os.path.splitext(out)[0] + ".png")
+    return out
+
+
+def write_sheets(args, rows):
+    """Per app, size and condition: our best policy's median run above the best built-in's."""
+    done = []
+    for key in dict.fromkeys((r.app, r.size, r.cond.name) for r in rows):
+        group = [r for r in rows if (r.app, r.size, r.cond.name) == key and r.m.status == "ok" and r.m.trace]
+        best = [min((r for r in group if r.kind == kind), key=lambda r: r.m.median_ms, default=None)
+                for kind in ("ours", "builtin")]
+        best = [r for r in best if r]
+        if best:
+            out = os.path.join(args.out, "traces", safe(f"{key[0]}_{key[1]}_{key[2]}_sheet.png"))
+            gantt.plot([gantt.Trace(r.m.trace) for r in best], "all", out)
+            done.append(out)
+    return done
 
 
 @dataclass
@@ -686,6 +768,7 @@ class Row:
     setup: str = ""
     vs_best: float = None
     pct_bound: float = None
+    pct_lp: float = None
     reps: int = None
 
 
@@ -750,7 +833,8 @@ def run_all(args, machine, apps, conds):
                 else:
                     run_args, run_app = args, app
                 row.reps = run_args.reps
-                row.m = measure(run_app, size, what.policy if is_class else what, cond, extra, run_args, logpath)
+                trace = os.path.join(args.out, "traces", safe(f"{app.name}_{size}_{cond.name}_{name}.json")) if args.trace else ""
+                row.m = measure(run_app, size, what.policy if is_class else what, cond, extra, run_args, logpath, trace)
                 if row.m.status == "ok":
                     print(f" {row.m.median_ms:.2f} ms{' simulated' if args.simulate else ''}"
                           f" (min {row.m.min_ms:.2f}, max {row.m.max_ms:.2f})"
@@ -778,12 +862,26 @@ def ratios(rows):
         bounds[key] = bound
         builtin = [r.m.median_ms for r in group if r.kind == "builtin" and r.m.status == "ok"]
         best = min(builtin) if builtin else None
+        lp, _ = lp_of(group)
         for r in group:
             if r.kind == "class" or r.m.status != "ok":
                 continue
             r.vs_best = r.m.median_ms / best if best else None
             r.pct_bound = 100.0 * bound / r.m.median_ms if bound else None
+            r.pct_lp = 100.0 * lp / r.m.median_ms if lp else None
     return bounds
+
+
+def lp_of(group):
+    """StarPU's LP bound for a group: the median of its policies' recordings, and what it says
+    (or why there is none)."""
+    runs = [r for r in group if r.kind != "class" and r.m.status == "ok"]
+    lps = sorted(r.m.lp_ms for r in runs if r.m.lp_ms)
+    if lps:
+        return lps[len(lps) // 2], (f"StarPU's starpu_bound_compute (no dependencies), median of {len(lps)} "
+                                    "configurations' recordings")
+    notes = [r.m.lp_note for r in runs if r.m.lp_note]
+    return None, ("none: " + notes[0]) if notes else ""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -797,15 +895,15 @@ def is_simulated(args, rows):
 def write_table(args, rows, bounds, header):
     lines = header[:]
     lines.append("ours: " + " ".join(OURS) + "; vs_best: median / best built-in's median (same app, size,"
-                 " perturbation; - where none ran); %bound: 100 T* / median")
+                 " perturbation; - where none ran); %bound: 100 T* / median; %LP: 100 LP / median")
     lines.append("")
     width = max([10] + [len(r.cond.label) for r in rows])  # "gpu50, 4 GPUs" under --gpus
-    fmt_row = "{:<13} {:>6} {:<%d} {:<16} {:>10} {:>10} {:>10} {:>8} {:>7}" % width
+    fmt_row = "{:<13} {:>6} {:<%d} {:<16} {:>10} {:>10} {:>10} {:>8} {:>7} {:>6}" % width
     sim = is_simulated(args, rows)
     if sim:
         lines.append("every time below is simulated (SimGrid, ms of simulated time), not measured")
     lines.append(fmt_row.format("app", "size", "perturb", "policy", *(("sim_median", "sim_min", "sim_max") if sim else
-                                ("median_ms", "min_ms", "max_ms")), "vs_best", "%bound"))
+                                ("median_ms", "min_ms", "max_ms")), "vs_best", "%bound", "%LP"))
     seen = []
     for r in rows:
         key = (r.app, r.size, r.cond.name)
@@ -818,11 +916,15 @@ def write_table(args, rows, bounds, header):
         parts = ", ".join(f"{x.policy} {fmt(x.m.median_ms)} ms x{x.weight:.3g}" if x.m.status == "ok"
                           else f"{x.policy} {x.m.status}" for x in cls)
         if all(x.m.status == "skipped" for x in group):
-            lines.append(fmt_row.format(r.app, r.size, r.cond.label, "(skipped)", "", "", "", "", "") +
+            lines.append(fmt_row.format(r.app, r.size, r.cond.label, "(skipped)", "", "", "", "", "", "") +
                          f"  {group[0].m.note}")
             continue
         lines.append(fmt_row.format(r.app, r.size, r.cond.label, "bound T* (sim)" if sim else "bound T*", fmt(b),
-                                    "", "", "", "") + f"  from {parts}" + (" simulated" if sim else ""))
+                                    "", "", "", "", "") + f"  from {parts}" + (" simulated" if sim else ""))
+        lp, lp_how = lp_of(group)
+        if lp_how:
+            lines.append(fmt_row.format(r.app, r.size, r.cond.label, "bound LP", fmt(lp), "", "", "", "", "") +
+                         f"  {lp_how}")
         skipped = {}  # note -> policies: one line each (the built-ins under emulation)
         for x in group:
             if x.kind == "class":
@@ -831,13 +933,13 @@ def write_table(args, rows, bounds, header):
             if x.m.status == "skipped":
                 skipped.setdefault(x.m.note, []).append(x.policy)
             elif x.m.status != "ok":
-                lines.append(fmt_row.format(x.app, x.size, x.cond.label, name, x.m.status.upper(), "", "", "", "") +
+                lines.append(fmt_row.format(x.app, x.size, x.cond.label, name, x.m.status.upper(), "", "", "", "", "") +
                              f"  {x.m.note}")
             else:
                 lines.append(fmt_row.format(x.app, x.size, x.cond.label, name, fmt(x.m.median_ms), fmt(x.m.min_ms),
-                                            fmt(x.m.max_ms), fmt(x.vs_best), fmt(x.pct_bound, ".1f")))
+                                            fmt(x.m.max_ms), fmt(x.vs_best), fmt(x.pct_bound, ".1f"), fmt(x.pct_lp, ".1f")))
         for note, names in skipped.items():
-            lines.append(fmt_row.format(r.app, r.size, r.cond.label, "(skipped)", "", "", "", "", "") +
+            lines.append(fmt_row.format(r.app, r.size, r.cond.label, "(skipped)", "", "", "", "", "", "") +
                          f"  {','.join(names)}: {note}")
         ok = [x for x in group if x.kind != "class" and x.m.status == "ok"]
         if ok:
@@ -857,7 +959,7 @@ def write_csv(args, rows, bounds):
     cols = ["app", "size", "setup", "perturbation", "perturbation_detail", "policy", "kind", "status", "median_ms",
             "min_ms", "max_ms", "vs_best_builtin", "pct_bound", "bound_ms", "bound_method", "class_weight",
             "reps", "warmup", "cpu_workers", "cuda_workers", "throughput", "throughput_unit", "times_ms",
-            "note", "log"]
+            "note", "log", "lp_ms", "pct_lp", "lp_note", "trace"]
     units = {"lwt2d": "GB/s"}
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
@@ -872,7 +974,9 @@ def write_csv(args, rows, bounds):
                         r.cond.bound_how, "" if r.weight is None else f"{r.weight:g}",
                         r.reps or args.reps, args.warmup, "" if m.cpu is None else m.cpu, "" if m.cuda is None else m.cuda,
                         fmt(m.throughput, ".3f") if m.throughput else "", units.get(r.app, "GFLOP/s"),
-                        ";".join(f"{t:.3f}" for t in m.times_ms), m.note, os.path.relpath(m.log, args.out) if m.log else ""])
+                        ";".join(f"{t:.3f}" for t in m.times_ms), m.note, os.path.relpath(m.log, args.out) if m.log else "",
+                        fmt(m.lp_ms, ".3f") if m.lp_ms else "", fmt(r.pct_lp, ".1f") if r.pct_lp else "", m.lp_note,
+                        os.path.relpath(m.trace, args.out) if m.trace else ""])
     return path
 
 
@@ -893,7 +997,8 @@ def load_csv(path):
                         times_ms=[float(t) for t in d["times_ms"].split(";") if t],
                         cpu=int(d["cpu_workers"]) if d["cpu_workers"] else None,
                         cuda=int(d["cuda_workers"]) if d["cuda_workers"] else None,
-                        throughput=num("throughput"), note=d["note"], log=d["log"])
+                        throughput=num("throughput"), note=d["note"], log=d["log"],
+                        lp_ms=num("lp_ms"), lp_note=d.get("lp_note", ""))
             rows.append(Row(d["app"], int(d["size"]), c, d["policy"], d["kind"], m, num("class_weight"), d["setup"]))
     return rows, list(conds.values())
 
@@ -1081,6 +1186,11 @@ def parse_args(argv):
     ap.add_argument("--no-malloc-tuning", dest="malloc_tuning", action="store_false",
                     help="leave glibc's mmap threshold alone (default: MALLOC_MMAP_THRESHOLD_=32 MiB in every run)")
     ap.add_argument("--keep-models", action="store_true", help="keep OUT/models from an earlier run")
+    ap.add_argument("--trace", action="store_true",
+                    help="OUT/traces: each configuration's median run as a trace (Perfetto) and a Gantt PNG, and "
+                         "per app, size and condition a sheet of our best policy above the best built-in")
+    ap.add_argument("--no-lp", dest="lp", action="store_false",
+                    help="leave out StarPU's LP bound (one more untimed run per lwt2d and gemm configuration)")
     ap.add_argument("--from-csv", metavar="CSV", help="run nothing: the table and the PNG again from a results.csv")
     ap.add_argument("--quick", action="store_true", help="small sizes and few runs, for CPU-only machines")
     ap.add_argument("--cold", nargs=argparse.REMAINDER, metavar="...",
@@ -1181,6 +1291,9 @@ def main(argv):
         os.remove(os.path.join(args.out, "logs", f))
     if not args.keep_models:
         shutil.rmtree(os.path.join(args.out, "models"), ignore_errors=True)
+    shutil.rmtree(os.path.join(args.out, "traces"), ignore_errors=True)
+    if args.trace:
+        os.makedirs(os.path.join(args.out, "traces"))
     if machine.has_gpu:
         cuda = ",".join(map(str, args.gpus)) if args.gpus else machine.cuda
         workers = f"{args.ncpu or machine.cpu} CPU + {cuda} CUDA workers"
@@ -1219,7 +1332,9 @@ def main(argv):
     title = (f"{mtext}, {workers}{emu}\n{'simulated times, ' if args.simulate else ''}median of {args.reps} after {args.warmup} warm-up; "
              "error bars: min-max; labels: % of the bound")
     png = plot(args, rows, bounds, title)
+    sheets = write_sheets(args, rows) if args.trace else []
     log(f"wrote {os.path.join(args.out, 'table.txt')}, {csv_path}" + (f", {png}" if png else "") +
+        (f", {len(sheets)} Gantt sheet(s) and the traces in {os.path.join(args.out, 'traces')}" if args.trace else "") +
         f" in {time.monotonic() - t_start:.0f} s")
     return 0
 

@@ -62,7 +62,8 @@ const char* const kOpNames[kNumOps] = {
 struct Args {
   int op, unit, h, w, above, below, step, dir, halo_h, halo_w;
   int image_w;  // the image's width: the row stride of the strips (footprint)
-  int levels;
+  int level;    // the decomposition level the task works at, 1 the finest (traces only)
+  int levels;   // kInvCopy: the transform's levels
   LevelSet drop;  // kInvCopy: the levels it zeroes (a band's inverse), 0 for none
 };
 
@@ -379,6 +380,14 @@ void set_unit_ranks(const std::vector<int>& owner) { Ranks::chosen = owner; }
 void set_local_input(bool local) { Ranks::local_input = local; }
 const std::vector<double>& unit_home_us() { return home_us; }
 
+void describe_task(const starpu_task* task, int* unit, int* level) {
+  const auto& cl = codelets().cl;
+  if (task->cl < cl.data() || task->cl >= cl.data() + cl.size() || !task->cl_arg) return;
+  const Args& a = *static_cast<const Args*>(task->cl_arg);
+  *unit = a.unit;
+  *level = a.level;
+}
+
 Pipeline parse_pipeline(const std::string& name) {
   if (name == "fused") return Pipeline::Fused;
   if (name == "steps") return Pipeline::Steps;
@@ -497,6 +506,7 @@ struct Handles {
 Args region(const Plan& p, int l, int k) {
   Args a{};
   a.unit = k;
+  a.level = l + 1;
   a.h = p.unit_rows(l, k);
   a.w = p.cols(l);
   a.image_w = p.width();

@@ -12,6 +12,8 @@
 
 #include "codelets/plan.hpp"
 
+struct starpu_task;
+
 namespace lwt {
 
 enum class Pipeline { Steps, Fused };
@@ -55,5 +57,8 @@ const std::vector<double>& unit_home_us();
 
 // Tasks one transform submits (for reports and tests).
 long task_count(const Plan& plan, Pipeline pipeline, bool forward);
+// A task of these codelets: its data unit and decomposition level (1 the finest); others are
+// left alone. For traces (sched::trace::set_describer).
+void describe_task(const starpu_task* task, int* unit, int* level);
 
 }  // namespace lwt

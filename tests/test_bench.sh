@@ -37,9 +37,14 @@ if [[ $mode == compare ]]; then
   fi
   "$PY" "$compare" --build "$build" --quick --apps lwt2d --lwt-sizes 512 --levels 2 --reps 2 --class-reps 4 --warmup 1 \
     --policies fnn-dtps,eager,nosuch --perturb none,emulated --emu-factors 1,3 --emu-gpus 0 --timeout 60 \
-    --out "$dir/out" >"$dir/stdout" 2>"$dir/stderr"
+    --trace --out "$dir/out" >"$dir/stdout" 2>"$dir/stderr"
   rc=$?
   check "compare.py exits 0 (got $rc)" test $rc -eq 0
+  check "table has StarPU's LP bound row" grep -q '^lwt2d .* bound LP ' "$dir/stdout"
+  check "--trace: each measured configuration's median run as a trace and a chart" \
+    test -s "$dir/out/traces/lwt2d_512_none_fnn-dtps.json" -a -s "$dir/out/traces/lwt2d_512_none_eager.png" \
+         -a -s "$dir/out/traces/lwt2d_512_emulated_fnn-dtps.png"
+  check "--trace: a sheet of our best above the best built-in" test -s "$dir/out/traces/lwt2d_512_none_sheet.png"
   check "progress lines on stderr" grep -q '^\[1/9\] lwt2d 512 1-worker stable' "$dir/stderr"
   check "table printed with the bound" grep -q 'bound T\*' "$dir/stdout"
   check "table.txt written" test -s "$dir/out/table.txt"

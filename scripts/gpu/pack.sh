@@ -20,8 +20,10 @@ cp -L "$STARPU_PREFIX"/lib/libstarpu-1.4.so.9 "$carry/lib/"
 strip --strip-debug "$carry"/lib/libstarpu-1.4.so.9 "$carry"/bin/* 2>/dev/null || true
 # libzip, tinyxml2 and libpng: lwt2d's X3P and PNG files (lwt_io). libcrypto.so.3 (X3P's MD5,
 # and libzip's), libbz2 and zlib come with the GPU machine's Ubuntu 24.04 and its Python.
+# GLPK and what it links (SuiteSparse's AMD and COLAMD, GMP): StarPU's LP bound (--bound).
 for lib in libhwloc.so.15 libopenblas.so.0 libgfortran.so.5 libquadmath.so.0 libnuma.so.1 libltdl.so.7 \
-           libzip.so.4 libtinyxml2.so.9 libpng16.so.16; do
+           libzip.so.4 libtinyxml2.so.9 libpng16.so.16 \
+           libglpk.so.40 libamd.so.2 libcolamd.so.2 libsuitesparseconfig.so.5 libgmp.so.10; do
   src=$(readlink -f "/usr/lib/x86_64-linux-gnu/$lib")
   cp "$src" "$carry/lib/$lib"
 done

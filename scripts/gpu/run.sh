@@ -4,7 +4,7 @@
 #   bash scripts/gpu/run.sh [tests] [kernels] [overhead] [e2e] [e2e256] [gemm] [gemm2048] [example1024]
 #                           [compare-lwt] [compare-gemm] [compare-sgemm] [scaling-lwt] [scaling-gemm] [diag]
 #                           [units] [gpu-path] [recheck] [calibrate] [mechanism] [clients] [filter] [gemm2d]
-#                           [seed001] [mpi] [sgemm-gpu50] [bits] [cold] [warm]
+#                           [seed001] [mpi] [sgemm-gpu50] [bits] [cold] [warm] [trace]
 # (default: tests overhead e2e gemm). Each part takes a few minutes; a device call lasts at most
 # 10, so split them over calls (notes/bench.md).
 set -uo pipefail
@@ -35,7 +35,7 @@ sampling=$(grep -aom1 '/[[:alnum:]/._-]*/share/starpu/perfmodels/sampling' "$roo
 tpc=$(lscpu | awk -F: '/Thread\(s\) per core/{gsub(/ /,"",$2); print $2}')
 export STARPU_NTHREADS_PER_CORE=${STARPU_NTHREADS_PER_CORE:-${tpc:-1}}
 parts=${*:-tests overhead e2e gemm}
-known=" tests kernels overhead e2e e2e256 gemm gemm2048 example1024 compare-lwt compare-gemm compare-sgemm scaling-lwt scaling-gemm diag units gpu-path recheck calibrate mechanism clients filter gemm2d seed001 mpi sgemm-gpu50 bits cold warm "
+known=" tests kernels overhead e2e e2e256 gemm gemm2048 example1024 compare-lwt compare-gemm compare-sgemm scaling-lwt scaling-gemm diag units gpu-path recheck calibrate mechanism clients filter gemm2d seed001 mpi sgemm-gpu50 bits cold warm trace "
 for part in $parts; do
   [[ $known == *" $part "* ]] || { echo "run.sh: unknown part '$part' (known:$known)" >&2; exit 2; }
 done
@@ -144,6 +144,15 @@ if has compare-lwt; then
   # on or the off phase by luck.
   compare lwt --apps lwt2d --lwt-sizes ${COMPARE_LWT_SIZES:-8192,16384} --levels 4 \
     --perturb ${COMPARE_LWT_PERTURB:-none,gpu50} --reps 5 --warmup 2 ${COMPARE_LWT_ARGS:-}
+fi
+if has trace; then
+  # What a policy did (DESIGN §8): LWT 16384^2 under fnn-dtps and dmdas, each median run's trace
+  # (Perfetto) and Gantt chart, the sheet of both on one time axis, StarPU's LP bound row.
+  compare trace --apps lwt2d --lwt-sizes ${TRACE_LWT_SIZE:-16384} --levels 4 --perturb none --reps 5 --warmup 2 \
+    --policies ${TRACE_POLICIES:-fnn-dtps,dmdas} --trace
+  for f in /tmp/bench-trace/traces/*_sheet.png /tmp/bench-trace/traces/lwt2d_*_{fnn-dtps,dmdas}.json; do
+    [[ -f $f ]] && cp "$f" "$OUT/"
+  done
 fi
 if has compare-gemm; then
   # The CPU class alone takes ~27 s a product: two timed products of it for the bound.
