@@ -146,13 +146,13 @@ if has compare-lwt; then
     --perturb ${COMPARE_LWT_PERTURB:-none,gpu50} --reps 5 --warmup 2 ${COMPARE_LWT_ARGS:-}
 fi
 if has trace; then
-  # What a policy did (DESIGN §8): LWT 16384^2 under fnn-dtps and dmdas, each median run's trace
-  # (Perfetto) and Gantt chart, the sheet of both on one time axis, StarPU's LP bound row.
-  compare trace --apps lwt2d --lwt-sizes ${TRACE_LWT_SIZE:-16384} --levels 4 --perturb none --reps 5 --warmup 2 \
-    --policies ${TRACE_POLICIES:-fnn-dtps,dmdas} --trace
-  for f in /tmp/bench-trace/traces/*_sheet.png /tmp/bench-trace/traces/lwt2d_*_{fnn-dtps,dmdas}.json; do
-    [[ -f $f ]] && cp "$f" "$OUT/"
-  done
+  # What a policy did (DESIGN §8): LWT 16384^2 stable and under gpu50, fnn-dtps and dmdas, each
+  # median run's trace (Perfetto) and Gantt chart, the sheets of both on one time axis per
+  # condition, StarPU's LP bound row. The traces travel as one archive (at most 8 files a call).
+  compare trace --apps lwt2d --lwt-sizes ${TRACE_LWT_SIZE:-16384} --levels 4 --perturb ${TRACE_PERTURB:-none,gpu50} \
+    --reps 5 --warmup 2 --policies ${TRACE_POLICIES:-fnn-dtps,dmdas} --trace
+  cp /tmp/bench-trace/traces/*_sheet.png "$OUT/" 2>/dev/null
+  tar -C /tmp/bench-trace -czf "$OUT/traces.tgz" traces 2>/dev/null
 fi
 if has compare-gemm; then
   # The CPU class alone takes ~27 s a product: two timed products of it for the bound.
