@@ -7,6 +7,7 @@ target_link_libraries(fnndtps_emulation PRIVATE fnndtps_warnings PUBLIC PkgConfi
 add_library(fnndtps_sched STATIC
   ${CMAKE_CURRENT_LIST_DIR}/cost.cpp
   ${CMAKE_CURRENT_LIST_DIR}/task_costs.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/task_info.cpp
   ${CMAKE_CURRENT_LIST_DIR}/config.cpp
   ${CMAKE_CURRENT_LIST_DIR}/policy.cpp
   ${CMAKE_CURRENT_LIST_DIR}/trace.cpp

@@ -65,6 +65,7 @@
 #include "scheduler/probe.hpp"
 #include "scheduler/queue.hpp"
 #include "scheduler/task_costs.hpp"
+#include "scheduler/task_info.hpp"
 
 namespace sched {
 namespace {
@@ -260,7 +261,7 @@ class CodeletTable {
 // back for another unit).
 class UnitTable {
  public:
-  static constexpr std::size_t kMaxHandles = 8;
+  static constexpr std::size_t kMaxHandles = task_info::Unit::kMaxHandles;
   struct Place {
     int cls = -1, owner = -1;  // class (1 GPU, 0 CPU, -1 either); the worker that keeps it (-1 none)
   };
@@ -684,37 +685,9 @@ void refresh_speeds(Policy& p, CodeletState& c, double now) {
   }
 }
 
-// A task's work: task->flops where the program sets it, else the bytes of its unit, the
-// largest handle it writes (W or RW; SCRATCH and REDUX are not data it owns), else of the
-// handles it reads; a task without data counts 1.
-double task_work(starpu_task* task) {
-  if (task->flops > 0) return task->flops;
-  double written = 0, read = 0;
-  const unsigned n = STARPU_TASK_GET_NBUFFERS(task);
-  for (unsigned i = 0; i < n; ++i) {
-    const int mode = STARPU_TASK_GET_MODE(task, i);
-    if (mode & (STARPU_SCRATCH | STARPU_REDUX)) continue;
-    const double size = double(starpu_data_get_size(STARPU_TASK_GET_HANDLE(task, i)));
-    if (mode & STARPU_W) written = std::max(written, size);
-    else read += size;
-  }
-  const double b = written > 0 ? written : read;
-  return b > 0 ? b : 1;
-}
-
 // Seed 001 eqs. (4)-(5): w = IA / DA, IA the task's flops, DA its buffers' bytes, read ones in
 // and written ones out (codelets/subtask_weights.hpp says what our codelets expose).
-double task_weight(starpu_task* task) {
-  double da = 0;
-  const unsigned n = STARPU_TASK_GET_NBUFFERS(task);
-  for (unsigned i = 0; i < n; ++i) {
-    const int mode = STARPU_TASK_GET_MODE(task, i);
-    if (mode & (STARPU_SCRATCH | STARPU_REDUX)) continue;
-    const double size = double(starpu_data_get_size(STARPU_TASK_GET_HANDLE(task, i)));
-    da += ((mode & STARPU_R) ? size : 0) + ((mode & STARPU_W) ? size : 0);
-  }
-  return dd::weight({task->flops, da});
-}
+double task_weight(starpu_task* task) { return dd::weight({task->flops, task_info::data_bytes(task)}); }
 
 // Seed 001 §1.3 case (1) for a batch of tasks of different weights: the class DTPS's cut gives
 // the task (1 GPU, 0 CPU, -1 either: no cut, as for a batch of one weight). Tasks of the cut's
@@ -745,26 +718,11 @@ void set_cut(const Policy& p, CodeletState& c) {
   c.cut_bin = cut.bin;
 }
 
-// How many of the task's inputs are not valid on `node` yet (dmdar's readiness).
-double missing_on(starpu_task* task, unsigned node) {
-  double missing = 0;
-  const unsigned n = STARPU_TASK_GET_NBUFFERS(task);
-  for (unsigned i = 0; i < n; ++i) {
-    const int mode = STARPU_TASK_GET_MODE(task, i);
-    if ((mode & (STARPU_SCRATCH | STARPU_REDUX)) || !(mode & STARPU_R)) continue;
-    int valid = 0;
-    starpu_data_query_status(STARPU_TASK_GET_HANDLE(task, i), int(node), nullptr, &valid, nullptr);
-    missing += !valid;
-  }
-  return missing;
-}
-
-// What placing the task on `node` costs in allocations, in us: the bytes of the handles it
-// touches that have no buffer there yet. Only main memory on a node with GPUs counts: StarPU
-// pins what it allocates there (cudaHostAlloc, its default flags), at ~650 us per MiB (StarPU's
-// own figure for SimGrid), while a GPU's buffers come from StarPU's allocation cache. A core
-// that starts a unit whose strips live only on the GPU pins them all (an inverse's 64 first
-// tasks on 1 GiB: ~0.7 s, 10x the GPU's whole transform); no transfer time shows that.
+// What placing the task on `node` costs in allocations, in us: the bytes of the buffers it owns
+// that have no allocation there yet. Only main memory on a node with GPUs counts: StarPU pins
+// what it allocates there (cudaHostAlloc, its default flags; ~650 us per MiB, StarPU's own
+// figure for SimGrid), while a GPU's buffers come from StarPU's allocation cache. No transfer
+// time shows this cost: a core starting a unit whose work strips exist only on a GPU pays it.
 double alloc_us(starpu_task* task, unsigned node) {
   if (starpu_node_get_kind(node) != STARPU_CPU_RAM) return 0;
   static const bool pinning = [] {
@@ -772,13 +730,7 @@ double alloc_us(starpu_task* task, unsigned node) {
     return !(off && std::atoi(off) > 0);
   }();
   if (!pinning) return 0;
-  double bytes = 0;
-  const unsigned n = STARPU_TASK_GET_NBUFFERS(task);
-  for (unsigned i = 0; i < n; ++i) {
-    const starpu_data_handle_t h = STARPU_TASK_GET_HANDLE(task, i);
-    if (STARPU_TASK_GET_MODE(task, i) & (STARPU_SCRATCH | STARPU_REDUX)) continue;
-    if (!starpu_data_test_if_allocated_on_node(h, node)) bytes += double(starpu_data_get_size(h));
-  }
+  const double bytes = task_info::unallocated_bytes(task, node);
   return bytes * (kPinUsPerMiB / double(1 << 20));
 }
 
@@ -798,35 +750,10 @@ bool can_run(const Policy& p, CodeletState& c, starpu_task* task, int w) {
   return e == 1;
 }
 
-// A task's part of a unit for DTPS by units: its large handles (dd::kSmallHandle), SCRATCH
-// and REDUX aside; none unless it writes one of them.
-struct UnitOf {
-  std::array<const void*, UnitTable::kMaxHandles> h{};
-  std::size_t n = 0;
-};
-UnitOf unit_of(starpu_task* task) {
-  const unsigned nb = STARPU_TASK_GET_NBUFFERS(task);
-  double largest = 0;
-  for (unsigned i = 0; i < nb; ++i)
-    if (!(STARPU_TASK_GET_MODE(task, i) & (STARPU_SCRATCH | STARPU_REDUX)))
-      largest = std::max(largest, double(starpu_data_get_size(STARPU_TASK_GET_HANDLE(task, i))));
-  UnitOf u;
-  bool writes = false;
-  for (unsigned i = 0; i < nb && u.n < u.h.size(); ++i) {
-    const int mode = STARPU_TASK_GET_MODE(task, i);
-    starpu_data_handle_t h = STARPU_TASK_GET_HANDLE(task, i);
-    if (mode & (STARPU_SCRATCH | STARPU_REDUX) || dd::small_handle(double(starpu_data_get_size(h)), largest)) continue;
-    writes = writes || (mode & STARPU_W);
-    u.h[u.n++] = h;
-  }
-  if (!writes) u.n = 0;
-  return u;
-}
-
 // What the cost model reads of a task: its footprint (StarPU's: the codelet model's footprint
 // function where it has one, else its data's; computed once per task; with its flops where the
 // program sets them, which StarPU's footprints leave out) and its work: those flops, else what
-// it touches at its level (its model's size_base), else its unit's bytes (task_work).
+// it touches at its level (its model's size_base), else its unit's bytes (task_info::work).
 struct TaskKey {
   std::uint32_t footprint = 0;
   double work = 1;
@@ -836,7 +763,7 @@ TaskKey task_key(starpu_task* task) {
   TaskKey k;
   k.footprint = starpu_task_footprint(m, task, nullptr, 0);
   if (task->flops > 0) k.footprint = starpu_hash_crc32c_be_n(&task->flops, sizeof task->flops, k.footprint);
-  k.work = task->flops > 0 ? task->flops : m && m->size_base ? double(m->size_base(task, 0)) : task_work(task);
+  k.work = task->flops > 0 ? task->flops : m && m->size_base ? double(m->size_base(task, 0)) : task_info::work(task);
   if (!(k.work > 0)) k.work = 1;
   return k;
 }
@@ -872,8 +799,8 @@ double base_us(Policy& p, CodeletState& c, starpu_task* task, unsigned ctx, int 
 // tasks together, and timings of a strip's coarse levels make some cores look faster than
 // others (seed 000's division: D_i whole units per worker).
 UnitTable::Place unit_split(Policy& p, CodeletState& c, starpu_task* task, unsigned ctx, double work,
-                            const TaskKey& key, UnitOf& u) {
-  u = unit_of(task);
+                            const TaskKey& key, task_info::Unit& u) {
+  u = task_info::unit(task);
   if (u.n == 0) return {};
   double cpu = NAN;  // on a CPU worker: they share one arch, the first says it
   for (const WorkerSlot& s : p.workers)
@@ -1426,7 +1353,7 @@ int push(starpu_task* task) {
     p->pending.fetch_add(1);
     note_push(*p, task, now);
     CodeletState& c = codelet_state(*p, task);
-    const double work = task_work(task);
+    const double work = task_info::work(task);
     const TaskKey key = task_key(task);
     refresh_speeds(*p, c, now);
     const bool data = !p->one_node && STARPU_TASK_GET_NBUFFERS(task) > 0;
@@ -1464,7 +1391,7 @@ int push(starpu_task* task) {
     // none of that one can run it.
     int only = uses_dtps(*p) && task->flops > 0 ? dispatch_class(c, task, work) : -1;
     int keeper = -1;  // the worker that keeps the task's unit (unit_split)
-    UnitOf unit;      // its unit's handles, when unit_split placed it
+    task_info::Unit unit;      // its unit's handles, when unit_split placed it
     bool unplaced = false;  // a unit no plan placed: it follows this task (UnitTable::settle)
     // Units are split between classes (DTPS's plan, or where the GPU class started them) only
     // where both have workers: a run on one class pays nothing. `even` divides task by task.
@@ -1666,7 +1593,7 @@ starpu_task* pop(unsigned ctx) {
     QueuedTask q;
     {
       QueueLock g(s.queue_mutex);
-      if (!s.queue.pop_ready(&q, [&](void* t) { return p->one_node ? 0.0 : missing_on(static_cast<starpu_task*>(t), s.node); }))
+      if (!s.queue.pop_ready(&q, [&](void* t) { return p->one_node ? 0.0 : task_info::missing_on(static_cast<starpu_task*>(t), s.node); }))
         return nullptr;
       add(s.exp_len, -q.predicted_us);
       publish(s);
@@ -1692,7 +1619,7 @@ void pre_exec(starpu_task* task, unsigned ctx) {
     if (g.owns_lock()) s.features = s.latest;
   }
   const TaskKey key = task_key(task);
-  s.running.push_back(Running{task, c, now, task_work(task), s.features, key.footprint, key.work});
+  s.running.push_back(Running{task, c, now, task_info::work(task), s.features, key.footprint, key.work});
   if (emu::configured()) p->running_in_class[s.gpu].fetch_add(1, std::memory_order_relaxed);
 }
 
