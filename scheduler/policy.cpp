@@ -66,38 +66,11 @@
 #include "scheduler/queue.hpp"
 #include "scheduler/task_costs.hpp"
 #include "scheduler/task_info.hpp"
+#include "scheduler/units.hpp"
+#include "scheduler/locks.hpp"
 
 namespace sched {
 namespace {
-
-// starpu_pthread mutexes (SimGrid needs StarPU's own) behind std::lock_guard.
-struct Mutex {
-  starpu_pthread_mutex_t m;
-  Mutex() { starpu_pthread_mutex_init(&m, nullptr); }
-  ~Mutex() { starpu_pthread_mutex_destroy(&m); }
-  Mutex(const Mutex&) = delete;
-  Mutex& operator=(const Mutex&) = delete;
-  void lock() { STARPU_PTHREAD_MUTEX_LOCK(&m); }
-  void unlock() { STARPU_PTHREAD_MUTEX_UNLOCK(&m); }
-  bool try_lock() { return starpu_pthread_mutex_trylock(&m) == 0; }
-};
-
-// A queue's mutex, taken from any thread: a worker's own thread is relaxed while it waits
-// (StarPU's convention for a policy lock inside a scheduling operation, as eager does).
-class QueueLock {
- public:
-  explicit QueueLock(Mutex& m) : m_(m) {
-    starpu_worker_relax_on();
-    m_.lock();
-    starpu_worker_relax_off();
-  }
-  ~QueueLock() { m_.unlock(); }
-  QueueLock(const QueueLock&) = delete;
-  QueueLock& operator=(const QueueLock&) = delete;
-
- private:
-  Mutex& m_;
-};
 
 void add(std::atomic<double>& a, double x) { a.store(a.load(std::memory_order_relaxed) + x, std::memory_order_relaxed); }
 double get(const std::atomic<double>& a) { return a.load(std::memory_order_relaxed); }
@@ -131,32 +104,6 @@ constexpr double kRelEwma = 0.1;           // weight of a task's timing in its w
 constexpr double kMinCoRunGain = 0.5;
 constexpr double kPinUsPerMiB = 650;  // alloc_us
 constexpr std::size_t kMaxArchs = 32;      // the CPU cores and each GPU (Policy::arch_of)
-
-// A read-write lock of StarPU's (SimGrid needs them), relaxed while waiting as QueueLock.
-struct RwLock {
-  starpu_pthread_rwlock_t l;
-  RwLock() { starpu_pthread_rwlock_init(&l, nullptr); }
-  ~RwLock() { starpu_pthread_rwlock_destroy(&l); }
-  RwLock(const RwLock&) = delete;
-  RwLock& operator=(const RwLock&) = delete;
-};
-template <int (*Take)(starpu_pthread_rwlock_t*)>
-class RwGuard {
- public:
-  explicit RwGuard(RwLock& r) : r_(r) {
-    starpu_worker_relax_on();
-    Take(&r_.l);
-    starpu_worker_relax_off();
-  }
-  ~RwGuard() { starpu_pthread_rwlock_unlock(&r_.l); }
-  RwGuard(const RwGuard&) = delete;
-  RwGuard& operator=(const RwGuard&) = delete;
-
- private:
-  RwLock& r_;
-};
-using ReadLock = RwGuard<starpu_pthread_rwlock_rdlock>;
-using WriteLock = RwGuard<starpu_pthread_rwlock_wrlock>;
 
 // What the policy knows of one codelet: per-worker speeds and the FNN that predicts them.
 struct CodeletState {
@@ -254,41 +201,6 @@ class CodeletTable {
   std::atomic<std::size_t> n_{0};
 };
 
-// DTPS by units (dtps_dispatch.hpp, UnitPlan): the class each unit of the open batch went to,
-// by handle. A unit is the set of large handles its tasks touch together (a strip's input,
-// work and output buffers), its small ones (halos) aside; striped so that pushes of different
-// units rarely meet. An entry of an earlier batch counts as absent (a handle's address may come
-// back for another unit).
-class UnitTable {
- public:
-  static constexpr std::size_t kMaxHandles = task_info::Unit::kMaxHandles;
-  struct Place {
-    int cls = -1, owner = -1;  // class (1 GPU, 0 CPU, -1 either); the worker that keeps it (-1 none)
-  };
-  // The place of a task whose large handles are `h[0..n)` in batch `batch`: that of the first
-  // of them already placed, which the others join; when none is, a new unit that takes
-  // `assign(k)`, k counting the batch's new units (`seen`). `crossing`: two of them were
-  // placed in different classes.
-  template <class Assign>
-  Place place_of(const void* const* h, std::size_t n, int batch, std::atomic<long>& seen, Assign&& assign,
-                 bool& crossing);
-  // A unit that no plan placed (class -1) takes `place`: the GPU class, where its first task
-  // went, so that its later tasks follow it there. Entries already placed keep theirs.
-  void settle(const void* const* h, std::size_t n, int batch, Place place);
-
- private:
-  struct Entry {
-    int batch;
-    Place place;
-  };
-  struct Stripe {
-    Mutex mutex;
-    std::unordered_map<const void*, Entry> map;
-  };
-  static constexpr std::size_t kStripes = 64, kPruneAt = 4096;
-  std::array<Stripe, kStripes> stripes_;
-};
-
 // A task a worker has started (pre_exec) and not ended (post_exec).
 struct Running {
   starpu_task* task;
@@ -349,50 +261,6 @@ struct WorkerSlot {
   std::atomic<double> uf{NAN};      // the latest UF sampled: the load that is not ours
   std::atomic<int> units_batch{-1}, units{0};  // units it keeps in batch `units_batch` (UnitTable)
 };
-
-template <class Assign>
-UnitTable::Place UnitTable::place_of(const void* const* h, std::size_t n, int batch, std::atomic<long>& seen,
-                                     Assign&& assign, bool& crossing) {
-  std::array<std::size_t, kMaxHandles> stripe{};
-  n = std::min(n, kMaxHandles);
-  for (std::size_t i = 0; i < n; ++i) stripe[i] = (reinterpret_cast<std::uintptr_t>(h[i]) >> 6) % kStripes;
-  std::array<std::size_t, kMaxHandles> order = stripe;  // locked in increasing order: no deadlock
-  std::sort(order.begin(), order.begin() + std::ptrdiff_t(n));
-  const std::size_t locks = std::size_t(std::unique(order.begin(), order.begin() + std::ptrdiff_t(n)) - order.begin());
-  starpu_worker_relax_on();
-  for (std::size_t i = 0; i < locks; ++i) stripes_[order[i]].mutex.lock();
-  starpu_worker_relax_off();
-  bool found = false;
-  Place place;
-  crossing = false;
-  for (std::size_t i = 0; i < n; ++i) {
-    auto& map = stripes_[stripe[i]].map;
-    const auto it = map.find(h[i]);
-    if (it == map.end() || it->second.batch != batch) continue;
-    if (!found) place = it->second.place, found = true;
-    else crossing = crossing || it->second.place.cls != place.cls;
-  }
-  if (!found) place = assign(std::size_t(seen.fetch_add(1)));
-  for (std::size_t i = 0; i < n; ++i) {
-    auto& map = stripes_[stripe[i]].map;
-    if (map.size() >= kPruneAt)
-      for (auto it = map.begin(); it != map.end();) it = it->second.batch != batch ? map.erase(it) : std::next(it);
-    auto [it, fresh] = map.try_emplace(h[i], Entry{batch, place});
-    if (!fresh && it->second.batch != batch) it->second = Entry{batch, place};
-  }
-  for (std::size_t i = locks; i-- > 0;) stripes_[order[i]].mutex.unlock();
-  return place;
-}
-
-void UnitTable::settle(const void* const* h, std::size_t n, int batch, Place place) {
-  n = std::min(n, kMaxHandles);
-  for (std::size_t i = 0; i < n; ++i) {
-    Stripe& st = stripes_[(reinterpret_cast<std::uintptr_t>(h[i]) >> 6) % kStripes];
-    QueueLock g(st.mutex);
-    const auto it = st.map.find(h[i]);
-    if (it != st.map.end() && it->second.batch == batch && it->second.place.cls < 0) it->second.place = place;
-  }
-}
 
 // After each change of s.queue, under s.queue_mutex: what pushes read without the lock.
 void publish(WorkerSlot& s) {
