@@ -62,7 +62,7 @@ void trace_to(const std::string& file);
 void trace_span(const std::string& name, double start_us, bool timed = true);
 
 // --bound (DESIGN §8): StarPU's linear-programming bound over the tasks submitted between
-// bound_start() and print_bound(what): "BOUND <what> lp_ms=X lp_int_ms=Y lp_deps_ms=none (why)",
+// bound_start() and print_bound(what): "BOUND <what> lp_ms=X lp_deps_ms=none (why)",
 // or lp_ms=none (why) where it cannot be computed (no GLPK in this StarPU, as its simulation
 // build; a task kind without a usable duration in StarPU's history models).
 void bound_start();

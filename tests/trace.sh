@@ -70,7 +70,7 @@ else fail "FNNDTPS_TRACE to a missing folder: exit $rc"; cat "$dir/err.txt"; fi
 
 # StarPU's LP bound beside the run: gemm's tiles (one footprint, ms each) give it under dmda
 # once calibrated; lwt2d's tiny tasks may leave a kind without a usable duration, said so.
-nums='lp_ms=([0-9.]+) lp_int_ms=([0-9.]+) lp_deps_ms=none'
+nums='lp_ms=([0-9.]+) lp_deps_ms=none'
 if out=$(STARPU_SCHED=dmda STARPU_CALIBRATE_MINIMUM=2 "$GEMM" --size 512 --tile 128 --iter 6 --bound 2>"$dir/err.txt"); then
   line=$(grep '^BOUND gemm ' <<<"$out")
   if [[ $line =~ $nums ]] || [[ $line == *"built without GLPK"* ]]; then pass "gemm --bound: ${line:0:60}"

@@ -150,7 +150,7 @@ if has trace; then
   # median run's trace (Perfetto) and Gantt chart, the sheets of both on one time axis per
   # condition, StarPU's LP bound row. The traces travel as one archive (at most 8 files a call).
   compare trace --apps lwt2d --lwt-sizes ${TRACE_LWT_SIZE:-16384} --levels 4 --perturb ${TRACE_PERTURB:-none,gpu50} \
-    --reps 5 --warmup 2 --policies ${TRACE_POLICIES:-fnn-dtps,dmdas} --trace
+    --reps 5 --warmup 2 --policies ${TRACE_POLICIES:-fnn-dtps,dmdas} --trace --timeout 60
   cp /tmp/bench-trace/traces/*_sheet.png "$OUT/" 2>/dev/null
   tar -C /tmp/bench-trace -czf "$OUT/traces.tgz" traces 2>/dev/null
 fi
