@@ -251,11 +251,28 @@ std::string check_path(const std::string& path) {
   return "";
 }
 
+// Under an MPI launcher with several ranks, each rank writes its own file: FILE.json becomes
+// FILE.rank<r>.json (the launchers' environment, read before MPI_Init: StarPU may start first).
+std::string rank_path(const std::string& path) {
+  const char* rank = nullptr;
+  const char* size = nullptr;
+  for (const auto& [r, n] : {std::pair{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"}, std::pair{"PMI_RANK", "PMI_SIZE"}})
+    if (std::getenv(r) && std::getenv(n)) {
+      rank = std::getenv(r);
+      size = std::getenv(n);
+      break;
+    }
+  if (!rank || std::atoi(size) <= 1) return path;
+  const std::size_t dot = path.rfind('.'), slash = path.rfind('/');
+  const bool ext = dot != std::string::npos && (slash == std::string::npos || dot > slash);
+  return ext ? path.substr(0, dot) + ".rank" + rank + path.substr(dot) : path + ".rank" + rank;
+}
+
 starpu_sched_policy* wrap(const starpu_sched_policy* inner, const std::string& path) {
   if (!inner) return nullptr;
   if (rec) return rec->policy == (inner->policy_name ? inner->policy_name : "?") ? &rec->outer : nullptr;
   rec = new Recorder;
-  rec->path = path;
+  rec->path = rank_path(path);
   rec->policy = inner->policy_name ? inner->policy_name : "?";
   rec->program = program_invocation_short_name;
   rec->inner = *inner;

@@ -25,6 +25,8 @@ namespace sched::trace {
 // (STARPU_SCHED_LIB), or any of our apps.
 constexpr const char* kEnv = "FNNDTPS_TRACE";
 
+// Under an MPI launcher with several ranks (Open MPI's or PMI's environment), rank r records
+// into FILE.rank<r>.json instead of FILE.json.
 // A copy of `inner` that records into `path` (written at deinit; a write that fails prints
 // one line and ends the process with status 1). Sets STARPU_PROFILING=1 for StarPU's init to
 // read. One traced policy per process: a second call returns the first copy's policy

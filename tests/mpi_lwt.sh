@@ -44,6 +44,12 @@ run 2 "$BIN" forward --in "$dir/even.npy" --out "$dir/mpi-local.npy" --levels 3 
 if [[ $rc -eq 0 && $(note) -eq 0 ]] && cmp -s "$dir/one-forward.npy" "$dir/mpi-local.npy"; then
   pass "2 ranks reading their own rows: no note, one process's bytes"
 else fail "2 ranks reading their own rows: exit $rc, $(note) notes:"; cat "$dir/err.txt"; fi
+# FNNDTPS_TRACE across ranks: each rank its own file (FILE.rank<r>.json), each with its tasks.
+FNNDTPS_TRACE=$dir/t.json STARPU_SCHED=fnn-dtps run 2 -x FNNDTPS_TRACE -x STARPU_SCHED "$BIN" forward --in "$dir/even.npy" \
+  --out "$dir/mpi-traced.npy" --levels 3 --units 8; rc=$?
+if [[ $rc -eq 0 && ! -e $dir/t.json ]] && grep -q '"ph":"X"' "$dir/t.rank0.json" && grep -q '"ph":"X"' "$dir/t.rank1.json"; then
+  pass "FNNDTPS_TRACE over 2 ranks: t.rank0.json and t.rank1.json, each with tasks"
+else fail "FNNDTPS_TRACE over 2 ranks: exit $rc:"; ls "$dir"; cat "$dir/err.txt"; fi
 timeout -k 5 120 "$MPIEXEC" -np 1 "$BIN" forward --in "$dir/even.npy" --out "$dir/mpi-sent.npy" --levels 3 --units 8 : \
   -np 1 "$BIN" forward --in "$dir/none.npy" --out "$dir/mpi-sent.npy" --levels 3 --units 8 >"$dir/out.txt" 2>"$dir/err.txt"
 rc=$?
