@@ -10,6 +10,7 @@ add_library(fnndtps_sched STATIC
   ${CMAKE_CURRENT_LIST_DIR}/task_info.cpp
   ${CMAKE_CURRENT_LIST_DIR}/config.cpp
   ${CMAKE_CURRENT_LIST_DIR}/policy.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/report.cpp
   ${CMAKE_CURRENT_LIST_DIR}/trace.cpp
   ${CMAKE_CURRENT_LIST_DIR}/plugin.cpp)
 target_include_directories(fnndtps_sched PUBLIC ${PROJECT_SOURCE_DIR})
