@@ -1,5 +1,7 @@
 #include "apps/cli.hpp"
 
+#include "base/atomic_file.hpp"
+
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -70,6 +72,8 @@ int run_main(const Program& p, int argc, char** argv, const std::function<int()>
     if (p.speaks) std::fputs(p.usage.c_str(), stdout);
     return done(0);
   }
+  // Before StarPU starts: its SIGINT handler passes the signal on to the one it replaced, ours.
+  base::remove_temporaries_on_signal();
   try {
     return done(body());
   } catch (const UsageError& e) {

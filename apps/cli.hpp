@@ -65,7 +65,8 @@ struct Program {
   int (*status)(int) = nullptr;
 };
 
-// main's frame: --help, else body(); a UsageError it throws ends with status 2, another
+// main's frame: --help, else body(), with the temporaries of the files it writes removed on a
+// signal (base::remove_temporaries_on_signal); a UsageError it throws ends with status 2, another
 // exception with 1, each as one line on stderr after what the body printed on stdout.
 int run_main(const Program& p, int argc, char** argv, const std::function<int()>& body);
 

@@ -548,7 +548,6 @@ int main(int argc, char** argv) {
   // blocks up to 32 MiB on the heap and the heap's top mapped.
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 512 << 20);
-  io::remove_temporaries_on_signal();  // before StarPU's SIGINT handler, which passes it on to ours
   sched::trace::set_describer(lwt::describe_task);
   return apps::run_main({"lwt2d", kUsage}, argc, argv, [&] {
     try {
