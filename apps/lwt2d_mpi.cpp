@@ -93,7 +93,7 @@ Options parse(int argc, char** argv) {
   };
   if (apps::kSimulated)
     flags.push_back(apps::value_flag("--size", [&](V v) { std::tie(o.rows, o.cols) = apps::parse_size("--size", v); }));
-  apps::parse_flags(argc, argv, 2, flags);
+  apps::parse_flags(argc, argv, 2, flags, o.command);
   if (apps::kSimulated) {
     if (o.rows == 0 || !o.in.empty() || !o.out.empty())
       throw UsageError("in simulation no data is computed: give --size S or RxC, not --in and --out");
