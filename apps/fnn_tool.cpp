@@ -13,13 +13,14 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
-#include <iostream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 #include <system_error>
 #include <vector>
 
+#include "apps/cli.hpp"
 #include "apps/io/output.hpp"
 #include "fnn/csv.hpp"
 #include "fnn/fnn.hpp"
@@ -28,15 +29,10 @@
 
 namespace {
 
-constexpr int kExitBadInput = 2;
-constexpr int kExitFailure = 1;
+using apps::UsageError;
 
-// Bad input from the user: exit code 2.
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-void print_usage(std::ostream& o) {
+std::string usage() {
+  std::ostringstream o;
   o << "usage: fnn-tool <command> [options]\n"
        "\n"
        "commands:\n"
@@ -61,6 +57,7 @@ void print_usage(std::ostream& o) {
        "(the paper's rates are --lr1 0.01 --lr2 0.001; with plain SGD they underfit)\n"
        "\n"
        "exit codes: 0 success, 2 bad input, 1 run-time failure\n";
+  return o.str();
 }
 
 // --name value or --name=value; each allowed flag at most once.
@@ -68,31 +65,12 @@ std::map<std::string, std::string> parse_flags(int argc, char** argv, int first,
                                                const std::set<std::string>& allowed,
                                                const std::string& command) {
   std::map<std::string, std::string> flags;
-  for (int i = first; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a.size() < 3 || a.compare(0, 2, "--") != 0) {
-      throw UsageError("unexpected argument '" + a + "' for " + command +
-                       "; run 'fnn-tool --help'");
-    }
-    std::string value;
-    bool has_value = false;
-    const std::size_t eq = a.find('=');
-    if (eq != std::string::npos) {
-      value = a.substr(eq + 1);
-      a = a.substr(0, eq);
-      has_value = true;
-    }
-    const std::string name = a.substr(2);
-    if (allowed.count(name) == 0) {
-      throw UsageError("unknown option '" + a + "' for " + command + "; run 'fnn-tool --help'");
-    }
-    if (!has_value) {
-      if (i + 1 >= argc) throw UsageError("option " + a + " needs a value");
-      value = argv[++i];
-    }
-    if (flags.count(name) != 0) throw UsageError("option " + a + " given twice");
-    flags[name] = value;
-  }
+  std::vector<apps::Flag> table;
+  for (const std::string& name : allowed)
+    table.push_back(apps::value_flag("--" + name, [&flags, name](const std::string& v) {
+      if (!flags.emplace(name, v).second) throw UsageError("option --" + name + " given twice");
+    }));
+  apps::parse_flags(argc, argv, first, table, command);
   return flags;
 }
 
@@ -100,7 +78,7 @@ const std::string& required(const std::map<std::string, std::string>& f, const s
                             const std::string& command) {
   const auto it = f.find(name);
   if (it == f.end()) {
-    throw UsageError(command + " needs --" + name + "; run 'fnn-tool --help'");
+    throw UsageError(command + " needs --" + name + " (see --help)");
   }
   return it->second;
 }
@@ -291,39 +269,21 @@ int cmd_show(int argc, char** argv) {
 }
 
 int run(int argc, char** argv) {
-  if (argc < 2) throw UsageError("no command given; run 'fnn-tool --help'");
+  if (argc < 2) throw UsageError("no command given (see --help)");
   const std::string cmd = argv[1];
-  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
-    print_usage(std::cout);
-    return 0;
-  }
-  for (int i = 2; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
-      print_usage(std::cout);
-      return 0;
-    }
-  }
   if (cmd == "train") return cmd_train(argc, argv);
   if (cmd == "predict") return cmd_predict(argc, argv);
   if (cmd == "show") return cmd_show(argc, argv);
-  throw UsageError("unknown command '" + cmd + "' (train, predict or show); run 'fnn-tool --help'");
+  throw UsageError("unknown command '" + cmd + "' (train, predict or show; see --help)");
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const UsageError& e) {
-    std::fflush(stdout);
-    std::fprintf(stderr, "fnn-tool: %s\n", e.what());
-    return kExitBadInput;
-  } catch (const std::exception& e) {
-    std::fflush(stdout);
-    std::fprintf(stderr, "fnn-tool: %s\n", e.what());
-    return kExitFailure;
-  } catch (...) {
-    std::fprintf(stderr, "fnn-tool: unexpected failure\n");
-    return kExitFailure;
+  const apps::Program program{"fnn-tool", usage()};
+  if (argc >= 2 && std::strcmp(argv[1], "help") == 0) {  // as --help
+    std::fputs(program.usage.c_str(), stdout);
+    return 0;
   }
+  return apps::run_main(program, argc, argv, [&] { return run(argc, argv); });
 }

@@ -101,52 +101,28 @@ double physical_memory_bytes() {
 Options parse(int argc, char** argv) {
   Options o;
   bool size = false, mnk[3] = {false, false, false}, tile = false, tiles = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw UsageError(flag + " needs a value");
-      return argv[++i];
-    };
-    if (flag == "--precision") {
-      const std::string p = value();
+  using V = const std::string&;
+  apps::parse_flags(argc, argv, 1, {
+    apps::value_flag("--precision", [&](V p) {
       if (p != "s" && p != "d") throw UsageError("unknown precision '" + p + "': use s (float) or d (double)");
       o.single = p == "s";
-    } else if (flag == "--size") {
-      o.m = o.n = o.k = parse_positive(flag, value());
-      size = true;
-    } else if (flag == "--m") {
-      o.m = parse_positive(flag, value());
-      mnk[0] = true;
-    } else if (flag == "--n") {
-      o.n = parse_positive(flag, value());
-      mnk[1] = true;
-    } else if (flag == "--k") {
-      o.k = parse_positive(flag, value());
-      mnk[2] = true;
-    } else if (flag == "--split") {
-      const std::string v = value();
+    }),
+    apps::value_flag("--size", [&](V v) { o.m = o.n = o.k = parse_positive("--size", v), size = true; }),
+    apps::value_flag("--m", [&](V v) { o.m = parse_positive("--m", v), mnk[0] = true; }),
+    apps::value_flag("--n", [&](V v) { o.n = parse_positive("--n", v), mnk[1] = true; }),
+    apps::value_flag("--k", [&](V v) { o.k = parse_positive("--k", v), mnk[2] = true; }),
+    apps::value_flag("--split", [&](V v) {
       if (v != "2d" && v != "3d") throw UsageError("unknown --split '" + v + "': use 2d or 3d");
       o.d.split = v == "2d" ? gemm::Split::TwoD : gemm::Split::ThreeD;
-    } else if (flag == "--tile") {
-      o.d.tiles = {parse_positive(flag, value())};
-      tile = true;
-    } else if (flag == "--tiles") {
-      o.d.tiles = parse_tiles(value());
-      tiles = true;
-    } else if (flag == "--tf32") {
-      o.d.tf32 = true;
-    } else if (flag == "--iter") {
-      o.iter = parse_positive(flag, value());
-    } else if (flag == "--check") {
-      o.check = true;
-    } else if (flag == "--trace") {
-      apps::trace_to(value());
-    } else if (flag == "--bound") {
-      o.bound = true;
-    } else {
-      throw UsageError("unknown option '" + flag + "' (see --help)");
-    }
-  }
+    }),
+    apps::value_flag("--tile", [&](V v) { o.d.tiles = {parse_positive("--tile", v)}, tile = true; }),
+    apps::value_flag("--tiles", [&](V v) { o.d.tiles = parse_tiles(v), tiles = true; }),
+    apps::switch_flag("--tf32", o.d.tf32),
+    apps::value_flag("--iter", [&](V v) { o.iter = parse_positive("--iter", v); }),
+    apps::switch_flag("--check", o.check),
+    apps::value_flag("--trace", [](V v) { apps::trace_to(v); }),
+    apps::switch_flag("--bound", o.bound),
+  });
   const bool any = mnk[0] || mnk[1] || mnk[2];
   if (size && any) throw UsageError("--size and --m/--n/--k exclude each other; give one or the other");
   if (any && !(mnk[0] && mnk[1] && mnk[2])) throw UsageError("--m, --n and --k go together; give all three");
@@ -397,19 +373,8 @@ int run(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i)
-    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
-  try {
+  return apps::run_main({"gemm", kUsage}, argc, argv, [&] {
     const Options o = parse(argc, argv);
     return o.single ? run<float>(o) : run<double>(o);
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "gemm: %s\n", e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "gemm: %s\n", e.what());
-    return 1;
-  }
+  });
 }

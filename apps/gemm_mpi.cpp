@@ -78,42 +78,25 @@ struct Options {
 
 Options parse(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw UsageError(a + " needs a value");
-      return argv[++i];
-    };
-    if (a == "--precision") {
-      const std::string p = value();
+  using V = const std::string&;
+  apps::parse_flags(argc, argv, 1, {
+    apps::value_flag("--precision", [&](V p) {
       if (p != "s" && p != "d") throw UsageError("--precision must be s or d, got '" + p + "'");
       o.single = p == "s";
-    } else if (a == "--size") {
-      o.m = o.n = o.k = parse_positive(a, value());
-    } else if (a == "--m") {
-      o.m = parse_positive(a, value());
-    } else if (a == "--n") {
-      o.n = parse_positive(a, value());
-    } else if (a == "--k") {
-      o.k = parse_positive(a, value());
-    } else if (a == "--tile") {
-      o.tile = parse_positive(a, value());
-    } else if (a == "--iter") {
-      o.iter = parse_positive(a, value());
-    } else if (a == "--check") {
-      o.check = true;
-    } else if (a == "--shares") {
-      const std::string v = value();
+    }),
+    apps::value_flag("--size", [&](V v) { o.m = o.n = o.k = parse_positive("--size", v); }),
+    apps::value_flag("--m", [&](V v) { o.m = parse_positive("--m", v); }),
+    apps::value_flag("--n", [&](V v) { o.n = parse_positive("--n", v); }),
+    apps::value_flag("--k", [&](V v) { o.k = parse_positive("--k", v); }),
+    apps::value_flag("--tile", [&](V v) { o.tile = parse_positive("--tile", v); }),
+    apps::value_flag("--iter", [&](V v) { o.iter = parse_positive("--iter", v); }),
+    apps::switch_flag("--check", o.check),
+    apps::value_flag("--shares", [&](V v) {
       if (v != "model" && v != "cyclic" && v != "dtps")
         throw UsageError("--shares must be model, cyclic or dtps, got '" + v + "'");
       o.shares = v == "model" ? Options::Shares::Model : v == "cyclic" ? Options::Shares::Cyclic : Options::Shares::Dtps;
-    } else if (a == "-h" || a == "--help") {
-      std::fputs(kUsage, stdout);
-      std::exit(0);
-    } else {
-      throw UsageError("unknown option '" + a + "' (see --help)");
-    }
-  }
+    }),
+  });
   // StarPU keeps every submitted task and registered handle in memory (gemm's bound too).
   constexpr long long kMaxBlocks = 1LL << 22;
   if (static_cast<long long>(gemm::tile_count(o.m, o.tile)) * gemm::tile_count(o.n, o.tile) > kMaxBlocks)
@@ -402,15 +385,10 @@ int run(const Options& o) {
 
 int main(int argc, char** argv) {
   apps::mpi::keep_args(&argc, &argv);
-  try {
+  // Usage and usage errors from rank 0 alone: every rank parses the same command line.
+  return apps::run_main({"gemm-mpi", kUsage, apps::mpi::is_rank_zero(), apps::mpi::exit_status}, argc, argv, [&] {
     const Options o = parse(argc, argv);
     openblas_set_num_threads(1);
-    return apps::mpi::exit_status(o.single ? run<float>(o) : run<double>(o));
-  } catch (const UsageError& e) {
-    if (apps::mpi::is_rank_zero()) std::fprintf(stderr, "gemm-mpi: %s\n", e.what());
-    return apps::mpi::exit_status(2);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "gemm-mpi: %s\n", e.what());
-    return apps::mpi::exit_status(1);
-  }
+    return o.single ? run<float>(o) : run<double>(o);
+  });
 }

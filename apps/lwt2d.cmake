@@ -2,7 +2,7 @@
 if(STARPU_FOUND)
   add_library(apps_starpu STATIC ${CMAKE_CURRENT_LIST_DIR}/starpu_session.cpp)
   target_include_directories(apps_starpu PUBLIC ${PROJECT_SOURCE_DIR})
-  target_link_libraries(apps_starpu PUBLIC PkgConfig::STARPU fnndtps_sched codelets_simulated ${CMAKE_DL_LIBS} PRIVATE fnndtps_warnings)
+  target_link_libraries(apps_starpu PUBLIC apps_cli PkgConfig::STARPU fnndtps_sched codelets_simulated ${CMAKE_DL_LIBS} PRIVATE fnndtps_warnings)
 
   # lwt2d filter's bands and ISO 25178-2 parameters: plain C++ (lwt_cpu for the unit layout),
   # tested without StarPU.

@@ -13,6 +13,7 @@
 #include <starpu.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -26,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "apps/cli.hpp"
 #include "apps/filter/bands.hpp"
 #include "apps/filter/surface_params.hpp"
 #include "apps/io/npy.hpp"
@@ -80,14 +82,8 @@ struct Options {
   bool check = false, png = false, out_x3p = false, bound = false;
 };
 
-int parse_int(const std::string& flag, const std::string& v) {
-  char* end = nullptr;
-  errno = 0;
-  const long x = std::strtol(v.c_str(), &end, 10);
-  if (v.empty() || *end != '\0' || errno == ERANGE || x < INT32_MIN || x > INT32_MAX)
-    throw UsageError(flag + " needs an integer, got '" + v + "'");
-  return int(x);
-}
+// An int flag whose range the checks after parsing give, with their own messages.
+int parse_int(const std::string& flag, const std::string& v) { return int(apps::parse_int(flag, v, INT_MIN, INT_MAX)); }
 
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
@@ -99,38 +95,36 @@ Options parse(int argc, char** argv) {
   o.command = argv[1];
   const std::string& c = o.command;
   if (c != "forward" && c != "inverse" && c != "demo" && c != "generate" && c != "filter")
-    throw UsageError("unknown command '" + c + "': use forward, inverse, demo, generate or filter");
+    throw UsageError("unknown command '" + c + "': use forward, inverse, demo, generate or filter (see --help)");
   const bool file_mode = c == "forward" || c == "inverse";
   const bool demo = c == "demo", gen = c == "generate", filt = c == "filter";
   const bool transform = !gen;
-  for (int i = 2; i < argc; ++i) {
-    const std::string flag = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw UsageError(flag + " needs a value");
-      return argv[++i];
-    };
-    if (transform && flag == "--levels") o.levels = parse_int(flag, value());
-    else if (transform && flag == "--units") o.units = parse_int(flag, value());
-    else if (transform && flag == "--pipeline") o.pipeline = lwt::parse_pipeline(value());
-    else if (transform && flag == "--trace") apps::trace_to(value());
-    else if (demo && flag == "--bound") o.bound = true;
-    else if ((file_mode || demo) && flag == "--check") o.check = true;
-    else if ((file_mode || filt) && flag == "--in") o.in = value();
-    else if ((file_mode || gen) && flag == "--out") o.out = value();
-    else if ((demo || gen) && flag == "--seed") o.seed = unsigned(parse_int(flag, value()));
-    else if (demo && flag == "--repeat") o.repeat = parse_int(flag, value());
-    else if (demo && flag == "--warmup") o.warmup = parse_int(flag, value());
-    else if ((demo || gen) && flag == "--size") std::tie(o.rows, o.cols) = parse_size(flag, value());
-    else if (gen && flag == "--model") o.model = value();
-    else if (gen && flag == "--part") o.part = value();
-    else if (gen && flag == "--wavelength") o.wavelength = parse_int(flag, value());
-    else if (filt && flag == "--shape") std::tie(o.shape_rows, o.shape_cols) = parse_size(flag, value());
-    else if (filt && flag == "--bands") o.bands = value();
-    else if (filt && flag == "--out-dir") o.out_dir = value();
-    else if (filt && flag == "--png") o.png = true;
-    else if (filt && flag == "--out-x3p") o.out_x3p = true;
-    else throw UsageError("unknown option '" + flag + "' for " + o.command + " (see --help)");
-  }
+  // Each command's flags; "--x" for another command is unknown to this one.
+  std::vector<apps::Flag> flags;
+  auto add = [&](bool applies, apps::Flag f) {
+    if (applies) flags.push_back(std::move(f));
+  };
+  add(transform, apps::value_flag("--levels", [&](const std::string& v) { o.levels = parse_int("--levels", v); }));
+  add(transform, apps::value_flag("--units", [&](const std::string& v) { o.units = parse_int("--units", v); }));
+  add(transform, apps::value_flag("--pipeline", [&](const std::string& v) { o.pipeline = lwt::parse_pipeline(v); }));
+  add(transform, apps::value_flag("--trace", [](const std::string& v) { apps::trace_to(v); }));
+  add(demo, apps::switch_flag("--bound", o.bound));
+  add(file_mode || demo, apps::switch_flag("--check", o.check));
+  add(file_mode || filt, apps::value_flag("--in", [&](const std::string& v) { o.in = v; }));
+  add(file_mode || gen, apps::value_flag("--out", [&](const std::string& v) { o.out = v; }));
+  add(demo || gen, apps::value_flag("--seed", [&](const std::string& v) { o.seed = unsigned(parse_int("--seed", v)); }));
+  add(demo, apps::value_flag("--repeat", [&](const std::string& v) { o.repeat = parse_int("--repeat", v); }));
+  add(demo, apps::value_flag("--warmup", [&](const std::string& v) { o.warmup = parse_int("--warmup", v); }));
+  add(demo || gen, apps::value_flag("--size", [&](const std::string& v) { std::tie(o.rows, o.cols) = parse_size("--size", v); }));
+  add(gen, apps::value_flag("--model", [&](const std::string& v) { o.model = v; }));
+  add(gen, apps::value_flag("--part", [&](const std::string& v) { o.part = v; }));
+  add(gen, apps::value_flag("--wavelength", [&](const std::string& v) { o.wavelength = parse_int("--wavelength", v); }));
+  add(filt, apps::value_flag("--shape", [&](const std::string& v) { std::tie(o.shape_rows, o.shape_cols) = parse_size("--shape", v); }));
+  add(filt, apps::value_flag("--bands", [&](const std::string& v) { o.bands = v; }));
+  add(filt, apps::value_flag("--out-dir", [&](const std::string& v) { o.out_dir = v; }));
+  add(filt, apps::switch_flag("--png", o.png));
+  add(filt, apps::switch_flag("--out-x3p", o.out_x3p));
+  apps::parse_flags(argc, argv, 2, flags, o.command);
   if (o.levels < 1) throw UsageError("--levels must be at least 1, got " + std::to_string(o.levels));
   if (o.units < 0) throw UsageError("--units must be positive, got " + std::to_string(o.units));
   if (o.repeat < 1 || o.warmup < 0)
@@ -554,35 +548,22 @@ int main(int argc, char** argv) {
   // blocks up to 32 MiB on the heap and the heap's top mapped.
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 512 << 20);
-  if (argc >= 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
-    std::fputs(kUsage, stdout);
-    return 0;
-  }
-  io::remove_temporaries_on_signal();  // before StarPU's SIGINT handler, which passes it on to ours
   sched::trace::set_describer(lwt::describe_task);
-  try {
-    const Options o = parse(argc, argv);
-    if (o.command == "demo") return run_demo(o);
-    if (o.command == "generate") return run_generate(o);
-    if (o.command == "filter") return run_filter(o);
-    return run_file(o);
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "lwt2d: %s\n", e.what());
-    return 2;
-  } catch (const lwt::PlanError& e) {
-    std::fprintf(stderr, "lwt2d: %s\n", e.what());
-    return 2;
-  } catch (const io::InputError& e) {
-    std::fprintf(stderr, "lwt2d: %s\n", e.what());
-    return 2;
-  } catch (const io::OutputPathError& e) {
-    std::fprintf(stderr, "lwt2d: %s\n", e.what());
-    return 2;
-  } catch (const filter::BandError& e) {
-    std::fprintf(stderr, "lwt2d: --bands: %s\n", e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "lwt2d: %s\n", e.what());
-    return 1;
-  }
+  return apps::run_main({"lwt2d", kUsage}, argc, argv, [&] {
+    try {
+      const Options o = parse(argc, argv);
+      if (o.command == "demo") return run_demo(o);
+      if (o.command == "generate") return run_generate(o);
+      if (o.command == "filter") return run_filter(o);
+      return run_file(o);
+    } catch (const lwt::PlanError& e) {  // bad input as much as a bad flag: status 2
+      throw UsageError(e.what());
+    } catch (const io::InputError& e) {
+      throw UsageError(e.what());
+    } catch (const io::OutputPathError& e) {
+      throw UsageError(e.what());
+    } catch (const filter::BandError& e) {
+      throw UsageError(std::string("--bands: ") + e.what());
+    }
+  });
 }

@@ -73,35 +73,27 @@ struct Options {
 };
 
 Options parse(int argc, char** argv) {
-  if (argc >= 2 && (std::strcmp(argv[1], "-h") == 0 || std::strcmp(argv[1], "--help") == 0)) {
-    std::fputs(kUsage, stdout);
-    std::exit(0);
-  }
   if (argc < 2) throw UsageError("missing command: forward or inverse (see --help)");
   Options o;
   o.command = argv[1];
   if (o.command != "forward" && o.command != "inverse")
-    throw UsageError("unknown command '" + o.command + "': use forward or inverse");
-  for (int i = 2; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw UsageError(a + " needs a value");
-      return argv[++i];
-    };
-    if (a == "--in") o.in = value();
-    else if (a == "--out") o.out = value();
-    else if (a == "--levels") o.levels = parse_positive(a, value());
-    else if (a == "--units") o.units = parse_positive(a, value());
-    else if (a == "--repeat") o.repeat = parse_positive(a, value());
-    else if (apps::kSimulated && a == "--size") std::tie(o.rows, o.cols) = apps::parse_size(a, value());
-    else if (a == "--shares") {
-      const std::string v = value();
+    throw UsageError("unknown command '" + o.command + "': use forward or inverse (see --help)");
+  using V = const std::string&;
+  std::vector<apps::Flag> flags = {
+    apps::value_flag("--in", [&](V v) { o.in = v; }),
+    apps::value_flag("--out", [&](V v) { o.out = v; }),
+    apps::value_flag("--levels", [&](V v) { o.levels = parse_positive("--levels", v); }),
+    apps::value_flag("--units", [&](V v) { o.units = parse_positive("--units", v); }),
+    apps::value_flag("--repeat", [&](V v) { o.repeat = parse_positive("--repeat", v); }),
+    apps::value_flag("--shares", [&](V v) {
       if (v != "model" && v != "even" && v != "dtps")
         throw UsageError("--shares must be dtps, model or even, got '" + v + "'");
       o.shares = v == "model" ? Options::Shares::Model : v == "dtps" ? Options::Shares::Dtps : Options::Shares::Even;
-    }
-    else throw UsageError("unknown option '" + a + "' (see --help)");
-  }
+    }),
+  };
+  if (apps::kSimulated)
+    flags.push_back(apps::value_flag("--size", [&](V v) { std::tie(o.rows, o.cols) = apps::parse_size("--size", v); }));
+  apps::parse_flags(argc, argv, 2, flags, o.command);
   if (apps::kSimulated) {
     if (o.rows == 0 || !o.in.empty() || !o.out.empty())
       throw UsageError("in simulation no data is computed: give --size S or RxC, not --in and --out");
@@ -353,16 +345,12 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
 
 int main(int argc, char** argv) {
   apps::mpi::keep_args(&argc, &argv);
-  try {
-    return apps::mpi::exit_status(run(parse(argc, argv)));
-  } catch (const UsageError& e) {
-    if (apps::mpi::is_rank_zero()) std::fprintf(stderr, "lwt2d-mpi: %s\n", e.what());
-    return apps::mpi::exit_status(2);
-  } catch (const lwt::PlanError& e) {
-    if (apps::mpi::is_rank_zero()) std::fprintf(stderr, "lwt2d-mpi: %s\n", e.what());
-    return apps::mpi::exit_status(2);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "lwt2d-mpi: %s\n", e.what());
-    return apps::mpi::exit_status(1);
-  }
+  // Usage and usage errors from rank 0 alone: every rank parses the same command line.
+  return apps::run_main({"lwt2d-mpi", kUsage, apps::mpi::is_rank_zero(), apps::mpi::exit_status}, argc, argv, [&] {
+    try {
+      return run(parse(argc, argv));
+    } catch (const lwt::PlanError& e) {
+      throw UsageError(e.what());
+    }
+  });
 }

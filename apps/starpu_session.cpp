@@ -125,26 +125,6 @@ void print_bound(const char* what) {
 #endif
 }
 
-int parse_positive(const std::string& flag, const std::string& v) {
-  char* end = nullptr;
-  errno = 0;
-  const long long x = std::strtoll(v.c_str(), &end, 10);
-  if (v.empty() || *end != '\0' || errno == ERANGE)
-    throw UsageError(flag + " needs a positive integer, got '" + v + "'");
-  if (x < 1) throw UsageError(flag + " must be at least 1, got " + v);
-  if (x > INT_MAX) throw UsageError(flag + " must be at most " + std::to_string(INT_MAX) + ", got " + v);
-  return int(x);
-}
-
-std::pair<int, int> parse_size(const std::string& flag, const std::string& v) {
-  const auto x = v.find('x');
-  if (x == std::string::npos) {
-    const int s = parse_positive(flag, v);
-    return {s, s};
-  }
-  return {parse_positive(flag, v.substr(0, x)), parse_positive(flag, v.substr(x + 1))};
-}
-
 void check_host_memory(const std::string& what, double bytes, const std::string& advice) {
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   const double have = pages > 0 && page > 0 ? double(pages) * double(page) : 0.0;

@@ -10,6 +10,8 @@
 #include <string>
 #include <utility>
 
+#include "apps/cli.hpp"  // UsageError
+
 namespace apps {
 
 // StarPU's SimGrid build (DESIGN §8): codelets do not run and time is simulated, so the apps
@@ -20,16 +22,6 @@ constexpr bool kSimulated = true;
 #else
 constexpr bool kSimulated = false;
 #endif
-
-// A user error: main prints "<prog>: <what()>" and exits with status 2.
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-// A command line's positive integer `v` for `flag`, at most INT_MAX; throws UsageError.
-int parse_positive(const std::string& flag, const std::string& v);
-// A surface's size, "S" (S x S) or "RxC", each positive; UsageError naming `flag` otherwise.
-std::pair<int, int> parse_size(const std::string& flag, const std::string& v);
 
 // Refuses (UsageError) a run whose buffers, `bytes` of host memory at least, exceed 90% of the
 // machine's physical memory, before any work, as gemm does, instead of failing in an allocation

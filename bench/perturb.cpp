@@ -29,17 +29,19 @@
 #include <thread>
 #include <vector>
 
+#include "apps/cli.hpp"
+
 namespace perturb {
 
 // Defined in perturb_gpu.cu (built with CUDA only). Starts using device `dev` and returns a
 // description ("NVIDIA H200, 132 SMs x 8 blocks of 256 threads"); throws std::invalid_argument
-// when the device does not exist.
+// when the device does not exist (a bad option).
 std::string gpu_open(int dev);
 // Launches one busy kernel spinning for `ms` on the device opened last and waits for it.
 void gpu_busy(double ms);
 
 // A bad option or a device that does not exist: one line, exit 2.
-using BadOption = std::invalid_argument;
+using BadOption = apps::UsageError;
 
 }  // namespace perturb
 
@@ -67,12 +69,7 @@ struct Options {
   double duty = 0.5, period_ms = 200, kernel_ms = 2, seconds = 0;
 };
 
-double parse_number(const std::string& flag, const std::string& v) {
-  char* end = nullptr;
-  const double x = std::strtod(v.c_str(), &end);
-  if (v.empty() || *end != '\0') throw perturb::BadOption(flag + " '" + v + "' is not a number");
-  return x;
-}
+double parse_number(const std::string& flag, const std::string& v) { return apps::parse_real(flag, v); }
 
 int parse_index(const std::string& flag, const std::string& v) {
   char* end = nullptr;
@@ -106,20 +103,15 @@ std::vector<int> parse_cores(const std::string& list) {
 
 Options parse(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw perturb::BadOption(flag + " needs a value");
-      return argv[++i];
-    };
-    if (flag == "--gpu") o.gpu = parse_index(flag, value());
-    else if (flag == "--cpu-cores") o.cores = parse_cores(value());
-    else if (flag == "--duty") o.duty = parse_number(flag, value());
-    else if (flag == "--period-ms") o.period_ms = parse_number(flag, value());
-    else if (flag == "--kernel-ms") o.kernel_ms = parse_number(flag, value());
-    else if (flag == "--seconds") o.seconds = parse_number(flag, value());
-    else throw perturb::BadOption("unknown option '" + flag + "' (see --help)");
-  }
+  using V = const std::string&;
+  apps::parse_flags(argc, argv, 1, {
+    apps::value_flag("--gpu", [&](V v) { o.gpu = parse_index("--gpu", v); }),
+    apps::value_flag("--cpu-cores", [&](V v) { o.cores = parse_cores(v); }),
+    apps::value_flag("--duty", [&](V v) { o.duty = parse_number("--duty", v); }),
+    apps::value_flag("--period-ms", [&](V v) { o.period_ms = parse_number("--period-ms", v); }),
+    apps::value_flag("--kernel-ms", [&](V v) { o.kernel_ms = parse_number("--kernel-ms", v); }),
+    apps::value_flag("--seconds", [&](V v) { o.seconds = parse_number("--seconds", v); }),
+  });
   if (o.gpu < 0 && o.cores.empty()) throw perturb::BadOption("nothing to do: give --gpu DEV and/or --cpu-cores LIST");
   if (!(o.duty > 0 && o.duty <= 1)) throw perturb::BadOption("--duty must be in (0, 1]");
   if (!(o.period_ms > 0)) throw perturb::BadOption("--period-ms must be positive");
@@ -179,28 +171,16 @@ void cpu_busy(int core, const Schedule& s) {
   }
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i)
-    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
-  Options o;
+int run(int argc, char** argv) {
+  const Options o = parse(argc, argv);
   std::string gpu_text;
-  try {
-    o = parse(argc, argv);
 #ifdef FNNDTPS_PERTURB_CUDA
+  try {
     if (o.gpu >= 0) gpu_text = perturb::gpu_open(o.gpu);
-#endif
-  } catch (const perturb::BadOption& e) {
-    std::fprintf(stderr, "perturb: %s\n", e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "perturb: %s\n", e.what());
-    return 1;
+  } catch (const std::invalid_argument& e) {
+    throw perturb::BadOption(e.what());
   }
+#endif
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
@@ -253,3 +233,7 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return apps::run_main({"perturb", kUsage}, argc, argv, [&] { return run(argc, argv); }); }

@@ -18,6 +18,8 @@
 #include <system_error>
 #include <vector>
 
+#include "base/atomic_file.hpp"
+
 namespace fnn::text {
 
 // FNV-1a, 64 bits: detects corrupted files (not an integrity guarantee against tampering).
@@ -47,22 +49,8 @@ inline std::string number(double v) {
 // (another process loading a model) never sees half a file, and a failed write leaves the old
 // one. Throws std::runtime_error naming the file.
 inline void replace_file(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp." + std::to_string(static_cast<long>(::getpid()));
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    out.close();
-    if (!out) {
-      std::remove(tmp.c_str());
-      throw std::runtime_error("cannot write " + tmp);
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    std::remove(tmp.c_str());
+  if (const int err = base::replace_file(path, text))
     throw std::runtime_error("cannot replace " + path + ": " + std::strerror(err));
-  }
 }
 
 // A field as quoted in an error message: control characters replaced and long fields

@@ -16,6 +16,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/atomic_file.hpp"
+
 namespace sched::trace {
 namespace {
 
@@ -168,8 +170,8 @@ void write() {
     starpu_worker_get_name(int(w), name, sizeof name);
     rec->worker_names.emplace_back(name);
   }
-  const std::string tmp = rec->path + ".tmp-" + std::to_string(getpid());
-  std::FILE* f = std::fopen(tmp.c_str(), "w");
+  base::AtomicFile file(rec->path);
+  std::FILE* f = file.open();
   if (!f) fail(std::strerror(errno));
   double first = -1, last = 0;
   long tasks = 0;
@@ -214,16 +216,9 @@ void write() {
     std::fprintf(f, ",\n{\"name\":%s,\"cat\":\"%s\",\"ph\":\"X\",\"pid\":0,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f}",
                  json_string(s.name).c_str(), s.timed ? "run" : "untimed", runs_tid, s.start_us, s.end_us - s.start_us);
   std::fputs("\n]}\n", f);
-  const bool bad = std::ferror(f) != 0;
-  if (std::fclose(f) != 0 || bad) {
-    const std::string why = std::strerror(errno ? errno : EIO);
-    std::remove(tmp.c_str());
-    fail(why);
-  }
-  if (std::rename(tmp.c_str(), rec->path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    std::remove(tmp.c_str());
-    fail(why);
+  if (const int err = file.commit()) {
+    file.discard();  // fail() ends the process without unwinding
+    fail(std::strerror(err));
   }
   std::fprintf(stderr, "fnndtps: wrote trace %s (%ld tasks)\n", rec->path.c_str(), tasks);
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# DESIGN §2: dependencies point one way (fnn <- scheduler <- apps, codelets <- apps). The
+# DESIGN §2: dependencies point one way (base <- fnn <- scheduler <- apps, codelets <- apps). The
 # codelets include nothing from scheduler/ (the scheduler must work for any StarPU program, so
-# what it does for our codelets it does in its own hooks) nor from apps/.
+# what it does for our codelets it does in its own hooks) nor from apps/; base/ includes
+# nothing of the project's.
 #   tests/layering.sh SOURCE_DIR
 # Exit 0 when the rule holds; else one line naming every offending include, exit 1.
 set -u
@@ -16,4 +17,10 @@ if [[ -n $hits ]]; then
   echo "layering: codelets/ must include nothing from scheduler/ or apps/ (DESIGN §2): $hits"
   exit 1
 fi
-echo "layering: codelets/ includes nothing from scheduler/ or apps/"
+hits=$(cd "$src" && grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*["<](fnn|scheduler|apps|codelets)/' base |
+       sed -E 's/^([^:]*:[0-9]+):[[:space:]]*#[[:space:]]*include[[:space:]]*/\1 /' | paste -sd ';' | sed 's/;/; /g')
+if [[ -n $hits ]]; then
+  echo "layering: base/ must include nothing from fnn/, scheduler/, apps/ or codelets/: $hits"
+  exit 1
+fi
+echo "layering: codelets/ includes nothing from scheduler/ or apps/, base/ nothing of the project's"

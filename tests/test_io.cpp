@@ -19,6 +19,7 @@
 #include "apps/io/npy.hpp"
 #include "apps/io/output.hpp"
 #include "apps/io/surface.hpp"
+#include "base/atomic_file.hpp"
 
 namespace fs = std::filesystem;
 
@@ -511,6 +512,36 @@ TEST_F(IoTest, StagedFilesMoveAllOrNone) {
     stage.path("x.npy");
   }
   EXPECT_FALSE(fs::exists(path("made")));
+}
+
+// Every writer's AtomicFile: the new file whole on commit, else the old one, and no temporary
+// (nor kInFolder's folder) either way.
+TEST_F(IoTest, AtomicFileReplacesWholeOrNotAtAll) {
+  const std::string target = path("t.txt");
+  write_bytes(target, "old");
+  {
+    base::AtomicFile f(target);
+    std::FILE* out = f.open();
+    ASSERT_NE(out, nullptr);
+    std::fputs("half", out);
+    EXPECT_EQ(slurp(target), "old");  // not yet
+  }  // no commit: abandoned
+  EXPECT_EQ(slurp(target), "old");
+  EXPECT_EQ(listing(dir_), std::vector<std::string>{"t.txt"});
+  EXPECT_EQ(base::replace_file(target, "new"), 0);
+  EXPECT_EQ(slurp(target), "new");
+  for (bool commit : {false, true}) {
+    base::AtomicFile f(path("z.x3p"), base::AtomicFile::kInFolder);
+    ASSERT_EQ(f.prepare(), 0);
+    write_bytes(f.temp(), "zip");
+    write_bytes(f.temp() + ".AbCdEf", "libzip's own");
+    if (commit) {
+      EXPECT_EQ(f.commit(), 0);
+    }
+    f.discard();
+    EXPECT_EQ(listing(dir_), commit ? (std::vector<std::string>{"t.txt", "z.x3p"}) : std::vector<std::string>{"t.txt"});
+  }
+  EXPECT_NE(base::replace_file(path("none/t.txt"), "x"), 0);  // a missing folder: errno
 }
 
 // A child registers a file and a folder (with a file in it, as libzip's temporary), then is

@@ -3,7 +3,6 @@
 
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cmath>
@@ -398,12 +397,6 @@ std::string npy_header(const char* descr, int rows, int cols) {
   return out + dict;
 }
 
-std::string temp_name(const std::string& path) {
-  static std::atomic<unsigned> counter{0};
-  return path + ".tmp-" + std::to_string(static_cast<long long>(::getpid())) + "-" +
-         std::to_string(counter.fetch_add(1));
-}
-
 // Writes header + data to a temporary file next to `path`, then renames it over `path`.
 void write_atomic(const std::string& path, const std::string& header, const void* data,
                   std::size_t bytes, int rows, int cols, const std::string& protected_input) {
@@ -421,15 +414,12 @@ void write_atomic(const std::string& path, const std::string& header, const void
   if (fs::is_directory(path, ec))
     fail_out(path, "is a directory; give a file name for the output");
 
-  const std::string tmp = temp_name(path);
-  const InFlight in_flight(tmp);  // a signal removes it
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  base::AtomicFile file(path);
+  std::FILE* f = file.open();
   if (!f)
-    fail_out(path, "cannot create the temporary file " + tmp + " (" + errno_text(errno) +
+    fail_out(path, "cannot create the temporary file " + file.temp() + " (" + errno_text(errno) +
                        "); check that the directory exists and is writable");
   auto abandon = [&](const std::string& why) {
-    std::fclose(f);
-    std::remove(tmp.c_str());
     fail_out(path, "write failed (" + why + "); check free disk space and permissions");
   };
   if (!header.empty() && std::fwrite(header.data(), 1, header.size(), f) != header.size())
@@ -442,16 +432,9 @@ void write_atomic(const std::string& path, const std::string& header, const void
     done += m;
   }
   if (std::fflush(f) != 0) abandon(errno_text(errno));
-  if (std::fclose(f) != 0) {
-    const int err = errno;
-    std::remove(tmp.c_str());
-    fail_out(path, "write failed (" + errno_text(err) + "); check free disk space");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    std::remove(tmp.c_str());
+  if (const int err = file.close()) fail_out(path, "write failed (" + errno_text(err) + "); check free disk space");
+  if (const int err = file.commit())
     fail_out(path, "cannot move the finished file into place (" + errno_text(err) + ")");
-  }
 }
 
 }  // namespace

@@ -1,11 +1,13 @@
-// The apps' outputs: a destination checked before any work, temporaries that a signal does not
-// leave behind, and a folder's set of files moved into place all or none.
+// The apps' outputs: a destination checked before any work, and a folder's set of files moved
+// into place all or none; single files are replaced whole by base::AtomicFile.
 #pragma once
 
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "base/atomic_file.hpp"
 
 namespace io {
 
@@ -23,25 +25,9 @@ void check_output_file(const std::string& path);
 // that exists. Throws OutputPathError.
 void check_output_dir(const std::string& dir);
 
-// A temporary being written, removed if SIGINT, SIGTERM or SIGHUP ends the program while it is
-// registered: the handler removes every registered path with async-signal-safe calls, then
-// gives the signal to the action it replaced (by default the program ends by the signal). A
-// signal the program ignores when the handlers are installed stays ignored. Register before
-// creating the path; the destructor unregisters (the owner has renamed or removed it by then).
-class InFlight {
- public:
-  enum Kind { kFile, kFolder };  // a folder is removed with what it holds
-  explicit InFlight(const std::string& path, Kind kind = kFile);
-  ~InFlight();
-  InFlight(const InFlight&) = delete;
-  InFlight& operator=(const InFlight&) = delete;
-
- private:
-  int slot_;  // -1: too many in flight or too long a path, not protected
-};
-// Installs the handlers (once; InFlight does it too). The apps call it before StarPU starts:
-// StarPU's SIGINT handler passes the signal on to the one it replaced, ours.
-void remove_temporaries_on_signal();
+// Temporaries that a signal removes (base/atomic_file.hpp).
+using base::InFlight;
+using base::remove_temporaries_on_signal;
 
 // Files of one run, written into a staging folder inside `out_dir` and moved into place all or
 // none. The staging folder goes with the object (and on a signal, as an InFlight).

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
@@ -80,8 +79,6 @@ void colour(double t, std::uint8_t* rgb) {
   for (int j = 0; j < 3; ++j) rgb[j] = std::uint8_t(std::lround(k[i][j] + f * (k[i + 1][j] - k[i][j])));
 }
 
-std::atomic<unsigned> temp_counter{0};
-
 // The image's colours as a palette and indices, where it has at most 256 colours.
 bool to_palette(const Image& im, std::vector<png_color>& palette, std::vector<std::uint8_t>& index) {
   std::unordered_map<std::uint32_t, std::uint8_t> seen;
@@ -122,11 +119,9 @@ bool encode(png_structp png, png_infop info, std::FILE* f, const Image& im,
 void write_png(const std::string& path, const Image& im, const std::string& protected_input) {
   if (!protected_input.empty() && same_file(path, protected_input))
     throw OutputError(path + ": refusing to overwrite the input file " + protected_input);
-  const std::string tmp = path + ".tmp-" + std::to_string(long(::getpid())) + "-" +
-                          std::to_string(temp_counter.fetch_add(1));
-  const InFlight in_flight(tmp);  // a signal removes it
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw OutputError(path + ": cannot create " + tmp + " (" + std::strerror(errno) + ")");
+  base::AtomicFile file(path);
+  std::FILE* f = file.open();
+  if (!f) throw OutputError(path + ": cannot create " + file.temp() + " (" + std::strerror(errno) + ")");
   png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);
   png_infop info = png ? png_create_info_struct(png) : nullptr;
   std::vector<png_color> palette;
@@ -134,11 +129,9 @@ void write_png(const std::string& path, const Image& im, const std::string& prot
   if (!to_palette(im, palette, index)) palette.clear();
   bool ok = png && info && encode(png, info, f, im, palette, index);
   png_destroy_write_struct(png ? &png : nullptr, info ? &info : nullptr);
-  if (std::fclose(f) != 0) ok = false;
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
+  if (file.close() != 0) ok = false;
+  if (!ok || file.commit() != 0)
     throw OutputError(path + ": PNG write failed; check free disk space and permissions");
-  }
 }
 
 int shrink(int n, int l) {

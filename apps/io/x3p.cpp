@@ -5,7 +5,6 @@
 #include <unistd.h>
 #include <zip.h>
 
-#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -152,8 +151,6 @@ T load_le(const unsigned char* p) {  // little-endian hosts only (npy.cpp checks
   std::memcpy(&v, p, sizeof v);
   return v;
 }
-
-std::atomic<unsigned> temp_counter{0};
 
 [[noreturn]] void fail_out(const std::string& path, const std::string& what) {
   throw OutputError(path + ": " + what);
@@ -345,21 +342,11 @@ void write_x3p(const std::string& path, int rows, int cols, const float* z, doub
   const std::string xml_md5 = md5_hex(xml.data(), xml.size()) + " *main.xml\n";
   // libzip writes its own temporary (<name>.XXXXXX) beside the file it makes: both go in a
   // folder of ours, which a signal or a failure removes whole.
-  const std::string tmp_dir = path + ".tmp-" + std::to_string(long(::getpid())) + "-" +
-                              std::to_string(temp_counter.fetch_add(1));
-  const InFlight in_flight(tmp_dir, InFlight::kFolder);
-  std::error_code ec;
-  if (!fs::create_directory(tmp_dir, ec))
-    fail_out(path, "cannot create " + tmp_dir + " (" + (ec ? ec.message() : "it exists") +
+  base::AtomicFile file(path, base::AtomicFile::kInFolder);
+  if (const int e = file.prepare())
+    fail_out(path, "cannot create " + file.temp() + " (" + std::strerror(e) +
                        "); check that the directory exists and is writable");
-  struct RemoveDir {
-    const std::string& dir;
-    ~RemoveDir() {
-      std::error_code e;
-      fs::remove_all(dir, e);
-    }
-  } remove_dir{tmp_dir};
-  const std::string tmp = tmp_dir + "/surface.x3p";
+  const std::string& tmp = file.temp();
   int err = 0;
   zip_t* zip = zip_open(tmp.c_str(), ZIP_CREATE | ZIP_EXCL, &err);
   if (!zip) fail_out(path, "cannot create " + tmp + "; check that the directory exists and is writable");
@@ -385,10 +372,8 @@ void write_x3p(const std::string& path, int rows, int cols, const float* z, doub
     zip_discard(zip);
     fail_out(path, "write failed (" + why + "); check free disk space and permissions");
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int e = errno;
+  if (const int e = file.commit())
     fail_out(path, std::string("cannot move the finished file into place (") + std::strerror(e) + ")");
-  }
 }
 
 }  // namespace io
