@@ -76,6 +76,12 @@ namespace {
 
 using namespace state;
 
+// Every live instance (one per scheduling context), for fnndtps_end_batch. File-local, not an
+// `inline` variable of state.hpp: under SMPI (simulated ranks in one process, each with its own
+// copy of the globals) the ranks then read each other's policies (smpi_lwt's model shares).
+Mutex registry_mutex;
+std::vector<Policy*> registry;
+
 std::string model_path(const Policy& p, const std::string& codelet, const char* ext = ".fnn") {
   std::string safe;
   for (char c : codelet) safe += std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' ? c : '_';

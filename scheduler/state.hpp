@@ -314,9 +314,6 @@ inline dd::UnitPlan open_plan(const Policy& p) {
   return {p.plan_units.load(std::memory_order_relaxed), p.plan_cpu.load(std::memory_order_relaxed)};
 }
 
-// Every live instance (one per scheduling context), for fnndtps_end_batch.
-inline Mutex registry_mutex;
-inline std::vector<Policy*> registry;
 
 inline void warn(Policy& p, const std::string& what) {
   std::fprintf(stderr, "fnndtps: %s\n", what.c_str());
