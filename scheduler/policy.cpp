@@ -919,12 +919,14 @@ int push(starpu_task* task) {
         p->has_cpu.load(std::memory_order_relaxed)) {
       only = c.alone.load(std::memory_order_relaxed);
       if (only >= 0) unplaced = false;
-      // Nor, without a plan, does a core start data that lives in no main-memory buffer yet (a
-      // transform's work strips, born on the GPU that started them): StarPU would pin it
-      // there, and pinning holds the CUDA driver, stalling the GPU's own calls (an inverse's
-      // GPU tasks took ~5 ms each instead of ~0.06 while cores pinned its units' strips).
-      // The program's own buffers (registered in main memory) are not concerned.
-      if (only < 0 && p->gpu_nodes.load(std::memory_order_relaxed) > 0 && alloc_us(task, STARPU_MAIN_RAM) > 0) only = 1;
+      // Nor, without a plan, does a core start data that has no main-memory buffer yet (a
+      // transform's work strips, born on the GPU that started them): StarPU would pin it there
+      // (alloc_us), and then bring it back to the GPU for the unit's later tasks. The program's
+      // own buffers (registered in main memory) are not concerned.
+      if (only < 0 && p->gpu_nodes.load(std::memory_order_relaxed) > 0) {
+        alloc[STARPU_MAIN_RAM] = alloc_us(task, STARPU_MAIN_RAM);  // the loop below reuses it
+        if (alloc[STARPU_MAIN_RAM] > 0) only = 1;
+      }
     }
     for (int pass = only < 0; pass < 2 && best < 0; ++pass) {
       workers->init_iterator_for_parallel_tasks(workers, &it, task);

@@ -17,6 +17,7 @@
 #include "apps/filter/bands.hpp"
 #include "apps/filter/surface_params.hpp"
 #include "apps/io/x3p.hpp"
+#include "codelets/lifting.hpp"
 
 namespace fs = std::filesystem;
 
@@ -71,7 +72,8 @@ TEST(Bands, MasksPartitionTheMallatLayout) {
 }
 
 TEST(Bands, UnitLayoutSelectsWhatTheMallatLayoutSelects) {
-  // Odd sizes, several units: the unit-layout masks equal the Mallat masks permuted.
+  // Odd sizes, several units: a band's levels kept per unit (Band::levels, copy_levels) equal
+  // its Mallat mask permuted.
   for (auto [rows, cols, levels, units] : {std::array{37, 23, 3, 1}, std::array{101, 67, 3, 3},
                                           std::array{256, 130, 4, 4}}) {
     const lwt::Plan plan(rows, cols, levels, units);
@@ -82,7 +84,11 @@ TEST(Bands, UnitLayoutSelectsWhatTheMallatLayoutSelects) {
     for (const auto& band : filter::parse_bands("roughness=1,waviness=2,form=rest", levels)) {
       filter::band_coefficients(band, m.data(), rows, cols, levels, a.data());
       plan.from_mallat(a.data(), ua.data());
-      filter::band_coefficients(band, plan, u.data(), b.data());
+      for (int k = 0; k < plan.units(); ++k) {  // what lwt::inverse's first task per unit keeps
+        const std::size_t at = std::size_t(plan.unit_row0(0, k)) * std::size_t(cols);
+        lwt::cpu::copy_levels(u.data() + at, cols, b.data() + at, cols, plan.unit_rows(0, k), cols, levels,
+                              band.levels());
+      }
       ASSERT_EQ(ua, b) << rows << " x " << cols << ", " << units << " units, band " << band.name;
     }
   }

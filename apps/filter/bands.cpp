@@ -131,13 +131,4 @@ void band_coefficients(const Band& band, const float* mallat, int rows, int cols
   }
 }
 
-void band_coefficients(const Band& band, const lwt::Plan& plan, const float* units, float* out) {
-  const std::size_t W = std::size_t(plan.width());
-  for (int k = 0; k < plan.units(); ++k) {
-    const std::size_t at = std::size_t(plan.unit_row0(0, k)) * W;
-    lwt::cpu::copy_levels(units + at, plan.width(), out + at, plan.width(), plan.unit_rows(0, k), plan.width(),
-                          plan.levels(), band.levels());
-  }
-}
-
 }  // namespace filter

@@ -26,7 +26,9 @@ struct Band {
   std::vector<bool> level;   // level[l] for l in 1..levels (level[0] unused)
   bool approximation = false;
   std::string levels_text() const;  // "1-2", "3 4 + approximation"...
-  lwt::LevelSet levels() const;      // for lwt::inverse's `keep`
+  // For lwt::inverse's `keep`: the same selection in the transform's unit layout, made per unit
+  // on the workers (lwt::cpu::copy_levels / lwt::cuda::copy_levels).
+  lwt::LevelSet levels() const;
 };
 
 // Parses `spec` for a transform of `levels` levels. Throws BandError for an unknown or repeated
@@ -39,9 +41,5 @@ std::vector<Band> parse_bands(const std::string& spec, int levels);
 void band_coefficients(const Band& band, const float* mallat, int rows, int cols, int levels,
                        float* out);
 
-// The same selection in the transform's unit layout (codelets/plan.hpp), which lwt::forward
-// writes and lwt::inverse reads (lwt::inverse makes it per unit on its workers, given
-// Band::levels()).
-void band_coefficients(const Band& band, const lwt::Plan& plan, const float* units, float* out);
 
 }  // namespace filter
