@@ -193,6 +193,11 @@ StarpuSession::StarpuSession(const char* default_policy, Init init, Shutdown shu
                      std::to_string(have) + " are available (no GPU, or a StarPU built without CUDA); " +
                      "unset STARPU_NCUDA or set it to 0");
   }
+  // StarPU allocates what a task needs in main memory and has no buffer for there (a handle
+  // registered without memory, first used by a core) pinned where CUDA exists (cudaHostAlloc).
+  // FNNDTPS_PIN_TEMPS=0: plain memory instead. Set before any handle is registered, so that
+  // every main-memory buffer StarPU allocates is freed with the flags it was allocated with.
+  if (env_int("FNNDTPS_PIN_TEMPS", 1) == 0) starpu_malloc_on_node_set_default_flags(STARPU_MAIN_RAM, STARPU_MALLOC_COUNT);
 }
 
 StarpuSession::~StarpuSession() { shutdown_(); }

@@ -6,7 +6,7 @@ process pay: StarPU's calibration, the policy's seeding, the process's start and
   bench/cold.py [--build DIR] [--sizes 8192,16384] [--levels 4] [--filter-levels 8]
                 [--bands roughness=1-3,waviness=4-6,form=rest] [--commands forward,inverse,filter]
                 [--configs fnn-dtps,fnn,dtps,boyer,dmdas,dmdar,gpu-alone] [--runs 2]
-                [--filter-input npy|x3p] [--out DIR] [--timeout S] [--quick]
+                [--filter-input npy|x3p] [--out DIR] [--timeout S] [--quick] [--trace] [--preload LIB]
   bench/compare.py --cold ...     (the same)
 
 --quick: sizes 512,1024, --levels 3, --filter-levels 4 (fewer where the smallest size needs it),
@@ -14,7 +14,8 @@ process pay: StarPU's calibration, the policy's seeding, the process's start and
 roughness=1-1,waviness=2-3,form=rest).
 
 Configurations (--configs): our policies and StarPU's built-ins by name (STARPU_SCHED), and
-gpu-alone: dmdas with STARPU_NCPU=0, skipped (one note line, 'skipped' CSV rows) where StarPU
+gpu-alone: dmdas with STARPU_NCPU=0; any of them with VAR=VALUE settings joined by '+'
+(dmdas+STARPU_DISABLE_PINNING=1) is a variant of its own; skipped (one note line, 'skipped' CSV rows) where StarPU
 finds no GPU.
 
 Inputs, not timed: one surface per size (lwt2d generate), and for inverse its coefficients
@@ -72,10 +73,30 @@ def die(msg):
     sys.exit(2)
 
 
+ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]*$")
+
+
 def config_env(name):
-    if name == "gpu-alone":
-        return {"STARPU_SCHED": "dmdas", "STARPU_NCPU": "0"}
-    return {"STARPU_SCHED": name}
+    """A configuration's environment: its base (a policy, or gpu-alone), then any VAR=VAL
+    joined by '+' (fnn-dtps+STARPU_DISABLE_PINNING=1: a variant, named so in the table)."""
+    base, *extra = name.split("+")
+    env = {"STARPU_SCHED": "dmdas", "STARPU_NCPU": "0"} if base == "gpu-alone" else {"STARPU_SCHED": base}
+    for kv in extra:
+        var, _, val = kv.partition("=")
+        env[var] = val
+    return env
+
+
+def config_error(name):
+    """Why a --configs entry is not one, or None."""
+    base, *extra = name.split("+")
+    if base not in KNOWN:
+        return f"unknown config '{base}': use {','.join(KNOWN)}"
+    for kv in extra:
+        var, eq, _ = kv.partition("=")
+        if not eq or not ENV_NAME.match(var) or var in OWNED:
+            return f"config '{name}': '{kv}' is not VAR=VALUE of a variable the bench does not set"
+    return None
 
 
 def max_levels(size):
@@ -302,7 +323,7 @@ class Bench:
         os.makedirs(self.logs)
         os.makedirs(self.work)
         self.calibrate_bus()
-        if "gpu-alone" in a.configs and self.cuda == 0:
+        if any(c.split("+")[0] == "gpu-alone" for c in a.configs) and self.cuda == 0:
             log("cold.py: gpu-alone skipped: StarPU found no GPU")
         skip = {"gpu-alone"} if self.cuda == 0 else set()
         broken = {}
@@ -314,12 +335,13 @@ class Bench:
                 log(f"cold.py: {reason}; the runs that need it count as failed "
                     f"(log: {os.path.join(self.logs, f'prep-{size}.log')})")
         jobs = [(cmd, size, cfg) for cmd in a.commands for size in a.sizes for cfg in a.configs]
-        total = sum(a.runs for cmd, size, cfg in jobs if cfg not in skip and (cmd, size) not in broken)
+        skipped = lambda cfg: cfg.split("+")[0] in skip  # noqa: E731
+        total = sum(a.runs for cmd, size, cfg in jobs if not skipped(cfg) and (cmd, size) not in broken)
         k = 0
         for cmd, size, cfg in jobs:
-            if cfg in skip or (cmd, size) in broken:
+            if skipped(cfg) or (cmd, size) in broken:
                 for run in range(1, a.runs + 1):
-                    self.add(cmd, size, cfg, run, "skipped" if cfg in skip else "failed")
+                    self.add(cmd, size, cfg, run, "skipped" if skipped(cfg) else "failed")
                 continue
             name = f"{cmd}-{size}-{cfg}"
             home = os.path.join(self.out, "homes", name)
@@ -338,7 +360,12 @@ class Bench:
                           f"bus {count_files(os.path.join(home, '.starpu', 'sampling', 'bus'))} files")
                 logpath = os.path.join(self.logs, f"{name}-run{run}.log")
                 open(logpath, "w").close()
-                p = run_process(argv, self.env(extra), a.timeout, logpath, extra, before)
+                env = dict(extra)
+                if a.trace:
+                    argv += ["--trace", logpath[:-4] + ".json"]
+                if a.preload:
+                    env.update(LD_PRELOAD=os.path.abspath(a.preload), CUDA_CALLS_OUT=logpath[:-4] + ".calls")
+                p = run_process(argv, self.env(env), a.timeout, logpath, env, before)
                 t = transform_ms(cmd, p.out) if p.rc == 0 else None
                 status = "timeout" if p.timed_out else "ok" if t is not None else "failed"
                 if status != "ok":
@@ -420,6 +447,9 @@ def parse_args(argv):
     ap.add_argument("--out", metavar="DIR", help="output folder (default BUILD/cold)")
     ap.add_argument("--timeout", metavar="S", type=float, help="seconds per process before it counts as timed out (default 600; quick 120)")
     ap.add_argument("--quick", action="store_true", help="small sizes, for CPU-only machines")
+    ap.add_argument("--trace", action="store_true", help="each process writes its trace, OUT/logs/NAME-runK.json")
+    ap.add_argument("--preload", metavar="LIB", help="LD_PRELOAD for each process (bench/cuda_calls.c: its report "
+                    "in OUT/logs/NAME-runK.calls)")
     args = ap.parse_args(argv)
     q = args.quick
     args.sizes = list(dict.fromkeys(args.sizes or ([512, 1024] if q else [8192, 16384])))
@@ -432,10 +462,16 @@ def parse_args(argv):
     args.configs = list(dict.fromkeys(args.configs))
     if args.runs < 1 or args.levels < 1 or args.filter_levels < 1 or args.timeout <= 0:
         ap.error("--runs, --levels, --filter-levels and --timeout must be positive")
-    for what, names, known in (("command", args.commands, COMMANDS), ("config", args.configs, KNOWN)):
-        bad = [n for n in names if n not in known]
-        if bad or not names:
-            ap.error(f"unknown {what}(s) '{','.join(bad)}': use {','.join(known)}")
+    bad = [n for n in args.commands if n not in COMMANDS]
+    if bad or not args.commands:
+        ap.error(f"unknown command(s) '{','.join(bad)}': use {','.join(COMMANDS)}")
+    if not args.configs:
+        ap.error("--configs: none given")
+    for c in args.configs:
+        if config_error(c):
+            ap.error(config_error(c))
+    if args.preload and not os.access(args.preload, os.R_OK):
+        ap.error(f"--preload {args.preload}: not readable")
     for flag, levels in (("--levels", args.levels), ("--filter-levels", args.filter_levels)):
         if levels > fits:
             ap.error(f"{flag} {levels}: a {min(args.sizes)} x {min(args.sizes)} surface allows at most {fits}")
