@@ -1033,6 +1033,10 @@ starpu_task* take_from_busiest(Policy& p, unsigned ctx, int w, double now) {
     const bool data = !p.one_node && STARPU_TASK_GET_NBUFFERS(task);
     const double pin = data && !me.cuda ? alloc_us(task, me.node) : 0.0;
     if (pin > 0 && !split) return false;
+    // Nor, without a plan, inputs that are on a GPU only (a unit the GPU class started, which
+    // push keeps there): the unit would cross the bus out and back, and StarPU's CUDA worker
+    // runs its node's copies on its own thread, so the GPU's own tasks wait behind them.
+    if (!split && !me.cuda && v.cuda && data && task_info::missing_on(task, me.node) > 0) return false;
     // The thief's own expected time, not the policy's plan: a move is taken back only by the
     // next idle moment, and a core's GEMM tile can outlast the GPU's whole queue.
     const double run = base_us(p, c, task, ctx, w, task_key(task)) *
