@@ -227,11 +227,14 @@ void refresh_speeds(Policy& p, CodeletState& c, double now) {
   SpeedInputs in;
   in.measured.resize(n);
   in.gpu.resize(n);
+  double cls[2] = {0, 0};  // each class's throughput, fixed costs aside
   {  // each worker's own speed: its arch's (TaskCosts::rate) over its `rel`
     ReadLock cg(c.costs_lock);
     for (std::size_t w = 0; w < n; ++w) {
       in.gpu[w] = p.workers[w].gpu;
-      if (p.workers[w].member) in.measured[w] = c.costs.rate(p.arch_of[w]) / get(c.rel[w]);
+      if (!p.workers[w].member) continue;
+      in.measured[w] = c.costs.rate(p.arch_of[w]) / get(c.rel[w]);
+      cls[p.workers[w].gpu ? 1 : 0] += c.costs.throughput(p.arch_of[w]) / get(c.rel[w]);
     }
   }
   if (c.model && c.trained) {  // seed 000 eq. 7: CP_i predicted from the live features
@@ -256,8 +259,10 @@ void refresh_speeds(Policy& p, CodeletState& c, double now) {
     in.ability_measured = c.cp_measured;
   }
   in.alpha = get(c.alpha);
-  double cls[2] = {0, 0};  // each class's throughput
-  for (std::size_t w = 0; w < n; ++w) cls[p.workers[w].gpu ? 1 : 0] += in.measured[w];
+  // The classes compared on the work that dominates, a codelet's large tasks: by their
+  // throughputs. Their rates (D / T, fixed costs in) would compare the sizes each class ran:
+  // a GPU timed on an inverse's coarse levels only, all fixed cost, against the cores' prior,
+  // would look the slower class and hand the cores the whole transform.
   const bool gpus = p.gpu_nodes.load(std::memory_order_relaxed) > 0;
   c.alone.store(gpus && std::min(cls[0], cls[1]) < kMinCoRunGain * std::max(cls[0], cls[1]) ? (cls[1] > cls[0] ? 1 : 0) : -1,
                 std::memory_order_relaxed);

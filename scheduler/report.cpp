@@ -18,7 +18,8 @@ void codelet(Policy& p, CodeletState& c) {
   const double alpha = get(c.alpha);
   std::fprintf(stderr, "  codelet %s", c.name.c_str());
   if (alpha >= 0) std::fprintf(stderr, ": CPU-class share alpha %.4f (DTPS)", alpha);
-  std::fprintf(stderr, "\n");
+  const int alone = c.alone.load(std::memory_order_relaxed);
+  std::fprintf(stderr, "%s\n", alone < 0 ? "" : alone ? ", GPU class alone without a plan" : ", CPU class alone without a plan");
   {
     ReadLock g(c.costs_lock);
     for (std::size_t a = 0; a < c.costs.archs(); ++a)

@@ -26,27 +26,28 @@ const char* to_string(CostSource s) {
   return "?";
 }
 
-ArchPrior fit_affine(const std::vector<TaskCosts::Size>& points, double fixed_hint) {
-  double min_us = HUGE_VAL, wmin = HUGE_VAL, wmax = 0;
-  for (const auto& p : points) min_us = std::min(min_us, p.us), wmin = std::min(wmin, p.work), wmax = std::max(wmax, p.work);
-  ArchPrior out;
-  if (points.empty()) return out;
-  if (wmax > wmin * 1.01) {  // ordinary least squares of us = fixed + work / throughput
-    double mw = 0, mt = 0;
-    for (const auto& p : points) mw += p.work, mt += p.us;
-    mw /= double(points.size()), mt /= double(points.size());
-    double cov = 0, var = 0;
-    for (const auto& p : points) cov += (p.work - mw) * (p.us - mt), var += (p.work - mw) * (p.work - mw);
-    const double slope = cov / var, fixed = mt - slope * mw;
-    if (slope > 0 && fixed >= 0 && fixed <= min_us) return {fixed, 1 / slope};
+ArchPrior fit_affine(const std::vector<TaskCosts::Size>& points, const ArchPrior& prior) {
+  if (points.empty()) return prior;
+  // us = f + s * work, s = 1 / throughput: least squares in relative error, each timing worth
+  // kFitNoise, with the prior's f0 and s0 as two more observations worth kPriorSpread.
+  const double f0 = std::max(prior.fixed_us, 1e-3), s0 = 1 / prior.throughput;
+  const double lambda = (kFitNoise / kPriorSpread) * (kFitNoise / kPriorSpread);
+  double a11 = lambda / (f0 * f0), a12 = 0, a22 = lambda / (s0 * s0);
+  double b1 = lambda / f0, b2 = lambda / s0, min_us = HUGE_VAL;
+  for (const auto& p : points) {
+    const double u = 1 / p.us, x = p.work * u;  // the row (1, work) / us, against 1
+    a11 += u * u, a12 += u * x, a22 += x * x, b1 += u, b2 += x;
+    min_us = std::min(min_us, p.us);
   }
-  // One size, or sizes that do not fit the form: the hinted fixed cost (at most half the
-  // fastest time) and the slope through it, least squares.
-  out.fixed_us = std::clamp(fixed_hint, 0.0, 0.5 * min_us);
-  double num = 0, den = 0;
-  for (const auto& p : points) num += p.work * (p.us - out.fixed_us), den += p.work * p.work;
-  out.throughput = num > 0 && den > 0 ? den / num : 1e300;
-  return out;
+  const double det = a11 * a22 - a12 * a12;
+  double f = (b1 * a22 - a12 * b2) / det, s = (a11 * b2 - a12 * b1) / det;
+  if (!(f >= 0 && f <= min_us && s > 0)) {
+    // Outside its range (times that do not grow with work): the fixed cost clamped, the
+    // slope refitted for it; positive, since every timing is at least f.
+    f = std::clamp(std::isfinite(f) ? f : prior.fixed_us, 0.0, min_us);
+    s = (b2 - a12 * f) / a22;
+  }
+  return {f, 1 / s};
 }
 
 TaskCosts::TaskCosts(std::vector<std::string> archs) {
@@ -100,7 +101,7 @@ void TaskCosts::record(std::size_t arch, std::uint32_t footprint, double work, d
   Size& s = a.sizes[footprint];
   s.work = work;
   ++s.runs;
-  s.us = s.runs == 1 ? us : s.runs <= kWarmRuns ? std::min(s.us, us) : (1 - kEwma) * s.us + kEwma * us;
+  s.us = s.runs == 1 ? us : s.runs <= kWarmRuns ? std::min(s.us, us) : (1 - kEwma) * s.us + kEwma * std::min(us, kMaxStep * s.us);
   refit(a);
 }
 
@@ -109,7 +110,7 @@ void TaskCosts::refit(Arch& a) {
   std::vector<Size> points;
   points.reserve(a.sizes.size());
   for (const auto& kv : a.sizes) points.push_back(kv.second);
-  const ArchPrior f = fit_affine(points, a.prior.fixed_us);
+  const ArchPrior f = fit_affine(points, a.prior);
   a.fixed_us = f.fixed_us, a.throughput = f.throughput;
 }
 

@@ -56,9 +56,13 @@ struct CostEstimate {
 class TaskCosts {
  public:
   // A size's time: the fastest of its first kWarmRuns timings (a codelet's first run on a
-  // GPU loads its module, caches are cold: only ever slower), then an EWMA of weight kEwma.
+  // GPU loads its module, caches are cold: only ever slower), then an EWMA of weight kEwma of
+  // timings capped at kMaxStep x the mean. A task whose worker's thread was held elsewhere
+  // (StarPU's CUDA worker runs its node's copies; another thread's cudaHostAlloc takes the
+  // driver's lock) times 100x its cost once, and uncapped would make its arch look slow for
+  // every later placement; a lasting slowdown is still followed, by up to 1.3x a task.
   static constexpr long kWarmRuns = 3;
-  static constexpr double kEwma = 0.1;
+  static constexpr double kEwma = 0.1, kMaxStep = 4;
 
   struct Size {
     double work = 0, us = 0;
@@ -107,9 +111,14 @@ class TaskCosts {
   std::vector<Arch> archs_;
 };
 
-// Least-squares fixed + work / throughput over (work, us) points, fixed in [0, the smallest
-// time] and throughput > 0; with one distinct work, `fixed_hint` (clamped) and the rest as
-// work / throughput. Returns {fixed_us, throughput}.
-ArchPrior fit_affine(const std::vector<TaskCosts::Size>& points, double fixed_hint);
+// fixed + work / throughput fitted to the (work, us) points, pulled towards `prior`: least
+// squares in relative error with the prior's two parameters as two more observations, each
+// timing kFitNoise relative, the prior kPriorSpread (a peak rate says little). A few sizes of one kind then move only the
+// parameter they measure: the inverse's first tasks, a coarse level's, are nearly all fixed
+// cost and leave the throughput at the prior's, where a plain fit through them would give the
+// fine levels a time hundreds of times too long. The fixed cost stays in [0, the smallest
+// time], the throughput positive.
+constexpr double kFitNoise = 0.1, kPriorSpread = 10;
+ArchPrior fit_affine(const std::vector<TaskCosts::Size>& points, const ArchPrior& prior);
 
 }  // namespace sched
