@@ -227,14 +227,11 @@ void refresh_speeds(Policy& p, CodeletState& c, double now) {
   SpeedInputs in;
   in.measured.resize(n);
   in.gpu.resize(n);
-  double cls[2] = {0, 0};  // each class's throughput, fixed costs aside
   {  // each worker's own speed: its arch's (TaskCosts::rate) over its `rel`
     ReadLock cg(c.costs_lock);
     for (std::size_t w = 0; w < n; ++w) {
       in.gpu[w] = p.workers[w].gpu;
-      if (!p.workers[w].member) continue;
-      in.measured[w] = c.costs.rate(p.arch_of[w]) / get(c.rel[w]);
-      cls[p.workers[w].gpu ? 1 : 0] += c.costs.throughput(p.arch_of[w]) / get(c.rel[w]);
+      if (p.workers[w].member) in.measured[w] = c.costs.rate(p.arch_of[w]) / get(c.rel[w]);
     }
   }
   if (c.model && c.trained) {  // seed 000 eq. 7: CP_i predicted from the live features
@@ -259,10 +256,11 @@ void refresh_speeds(Policy& p, CodeletState& c, double now) {
     in.ability_measured = c.cp_measured;
   }
   in.alpha = get(c.alpha);
-  // The classes compared on the work that dominates, a codelet's large tasks: by their
-  // throughputs. Their rates (D / T, fixed costs in) would compare the sizes each class ran:
-  // a GPU timed on an inverse's coarse levels only, all fixed cost, against the cores' prior,
-  // would look the slower class and hand the cores the whole transform.
+  // Each class's throughput, by rates (D / T, fixed costs in): a program of one task size (most
+  // are) has no other measure of it. A class timed on small tasks only (an inverse's coarse
+  // levels) looks slower than it is; push keeps such codelets' GPU-born data off the cores.
+  double cls[2] = {0, 0};
+  for (std::size_t w = 0; w < n; ++w) cls[p.workers[w].gpu ? 1 : 0] += in.measured[w];
   const bool gpus = p.gpu_nodes.load(std::memory_order_relaxed) > 0;
   c.alone.store(gpus && std::min(cls[0], cls[1]) < kMinCoRunGain * std::max(cls[0], cls[1]) ? (cls[1] > cls[0] ? 1 : 0) : -1,
                 std::memory_order_relaxed);
@@ -491,7 +489,7 @@ void merge_samples(WorkerSlot& s, std::size_t w, bool wait) {
   if (kept > kMaxPending) s.pending.erase(s.pending.begin(), s.pending.begin() + std::ptrdiff_t(kept - kMaxPending));
 }
 
-// Under c.mutex.
+// Under c.mutex, not batch_mutex.
 void train(Policy& p, CodeletState& c) {
   if (!c.model || c.new_samples < kTrainEvery || c.max_rate <= 0) return;
   c.new_samples = 0;
@@ -511,6 +509,7 @@ void train(Policy& p, CodeletState& c) {
     opt.finetune.epochs = std::max<std::size_t>(15, std::size_t(double(opt.finetune.epochs) * scale));
     fnn::train_two_step(*c.model, set, opt);
     c.trained = true;
+    std::lock_guard<Mutex> g(p.batch_mutex);
     p.log.push_back("model " + c.name + ": trained on " + std::to_string(set.size()) + " samples");
   } else {
     for (const fnn::Sample& x : set) fnn::fine_tune(*c.model, x);
@@ -582,9 +581,20 @@ BatchEnd dtps_feedback(Policy& p, double job_end, bool cold) {
   return {dominant, makespan, total > 0 ? work[0] / total : NAN};
 }
 
-// Ends the batch: DTPS feedback, then training, each codelet under its own mutex (push does not
-// wait for them). `force`: also with tasks in flight (an idle gap passed, or the program said so).
-// `job_end`: see dtps_feedback.
+// The FNN training a batch end left due, each codelet under its own mutex (push does not wait
+// for it: it only trylocks). Pre-training takes milliseconds per codelet: on an idle worker's
+// thread, out of batch_mutex, so that neither the program's thread nor its next push waits.
+void train_models(Policy& p) {
+  if (!p.train_due.exchange(false)) return;
+  p.codelets.each([&](CodeletState& c) {
+    std::lock_guard<Mutex> cg(c.mutex);
+    train(p, c);
+  });
+}
+
+// Ends the batch: DTPS feedback and the next batch's cuts; training is left to an idle worker
+// (train_models). `force`: also with tasks in flight (an idle gap passed, or the program said
+// so). `job_end`: see dtps_feedback.
 void end_batch(Policy& p, bool force, double job_end = NAN) {
   std::lock_guard<Mutex> g(p.batch_mutex);
   if (!p.in_batch || (!force && p.pending.load() != 0)) return;
@@ -599,11 +609,11 @@ void end_batch(Policy& p, bool force, double job_end = NAN) {
   p.codelets.each([&](CodeletState& c) {
     std::lock_guard<Mutex> cg(c.mutex);
     if (uses_dtps(p)) set_cut(p, c);
-    train(p, c);
     for (std::size_t w = 0; w < p.workers.size(); ++w) c.done[w].batch_work = 0;
   });
   for (WorkerSlot& s : p.workers) s.batch_busy_us = 0, s.batch_work = 0, s.batch_end_us = 0;
   p.in_batch = false;
+  p.train_due = true;
 }
 
 // At a push: a batch starts when none is open; an idle gap longer than the debounce since the
@@ -808,6 +818,7 @@ void deinit(unsigned ctx) {
     }
     for (std::size_t w = 0; w < p->workers.size(); ++w) merge_samples(p->workers[w], w, true);  // workers are stopped
     end_batch(*p, true);
+    train_models(*p);  // what the last batch taught, before it is saved
     if (p->cfg.save) {
       std::error_code ec;
       std::filesystem::create_directories(p->cfg.model_dir, ec);
@@ -925,10 +936,11 @@ int push(starpu_task* task) {
       only = c.alone.load(std::memory_order_relaxed);
       if (only >= 0) unplaced = false;
       // Nor, without a plan, does a core start data that has no main-memory buffer yet (a
-      // transform's work strips, born on the GPU that started them): StarPU would pin it there
-      // (alloc_us), and then bring it back to the GPU for the unit's later tasks. The program's
-      // own buffers (registered in main memory) are not concerned.
-      if (only < 0 && p->gpu_nodes.load(std::memory_order_relaxed) > 0) {
+      // transform's work strips, born on the GPU that started them), whatever the classes'
+      // rates say: StarPU would pin it there (alloc_us: serialised on the CUDA driver's lock,
+      // stalling the GPU's own thread), and then bring it back to the GPU for the unit's later
+      // tasks. The program's own buffers (registered in main memory) are not concerned.
+      if (only != 1 && p->gpu_nodes.load(std::memory_order_relaxed) > 0) {
         alloc[STARPU_MAIN_RAM] = alloc_us(task, STARPU_MAIN_RAM);  // the loop below reuses it
         if (alloc[STARPU_MAIN_RAM] > 0) only = 1;
       }
@@ -1104,11 +1116,12 @@ starpu_task* pop(unsigned ctx) {
       // delay its next pop by the sampling.
       const bool sample = uses_fnn(*p) && !p->lone.load(std::memory_order_relaxed) &&
                           now - get(p->features_us) >= kFeaturesTtlUs;
-      const bool due = batch_end_due(*p, now);
-      if (sample || due) {
+      const bool due = batch_end_due(*p, now), training = p->train_due.load(std::memory_order_relaxed);
+      if (sample || due || training) {
         starpu_worker_relax_on();
         if (sample) sample_features(*p, now);
         if (due) end_batch(*p, false);
+        train_models(*p);
         starpu_worker_relax_off();
       }
       return nullptr;

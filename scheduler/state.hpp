@@ -280,6 +280,9 @@ struct Policy {
   // batch lasts until the program has its results (copies home included).
   std::atomic<bool> program_ends{false};
   std::atomic<bool> in_batch{false};
+  // A batch ended with samples to train on: an idle worker trains (train_models), never the
+  // thread that ended it, which may be the program's (fnndtps_end_batch, or its next push).
+  std::atomic<bool> train_due{false};
   std::atomic<double> batch_start_us{0};  // the first push of the open batch
   std::atomic<int> batch_id{0};           // counts batches opened
   // DTPS by units (dtps_dispatch.hpp): the open batch's plan, and what its tasks tell the next:
