@@ -489,9 +489,9 @@ void merge_samples(WorkerSlot& s, std::size_t w, bool wait) {
   if (kept > kMaxPending) s.pending.erase(s.pending.begin(), s.pending.begin() + std::ptrdiff_t(kept - kMaxPending));
 }
 
-// Under c.mutex, not batch_mutex.
-void train(Policy& p, CodeletState& c) {
-  if (!c.model || c.new_samples < kTrainEvery || c.max_rate <= 0) return;
+// Under c.mutex. Returns the summary's line for a first training, else "".
+std::string train(CodeletState& c) {
+  if (!c.model || c.new_samples < kTrainEvery || c.max_rate <= 0) return "";
   c.new_samples = 0;
   // Every worker's newest samples, interleaved newest first so that each worker weighs alike.
   const std::size_t each = c.trained ? kTunePerWorker : kSamplesPerWorker;
@@ -509,12 +509,12 @@ void train(Policy& p, CodeletState& c) {
     opt.finetune.epochs = std::max<std::size_t>(15, std::size_t(double(opt.finetune.epochs) * scale));
     fnn::train_two_step(*c.model, set, opt);
     c.trained = true;
-    std::lock_guard<Mutex> g(p.batch_mutex);
-    p.log.push_back("model " + c.name + ": trained on " + std::to_string(set.size()) + " samples");
-  } else {
-    for (const fnn::Sample& x : set) fnn::fine_tune(*c.model, x);
+    c.stale = true;
+    return "model " + c.name + ": trained on " + std::to_string(set.size()) + " samples";
   }
+  for (const fnn::Sample& x : set) fnn::fine_tune(*c.model, x);
   c.stale = true;
+  return "";
 }
 
 // seed 001 §1.3 at a batch end: the delay coefficient from the classes' times corrects the
@@ -584,11 +584,19 @@ BatchEnd dtps_feedback(Policy& p, double job_end, bool cold) {
 // The FNN training a batch end left due, each codelet under its own mutex (push does not wait
 // for it: it only trylocks). Pre-training takes milliseconds per codelet: on an idle worker's
 // thread, out of batch_mutex, so that neither the program's thread nor its next push waits.
+// Takes c.mutex, then (after it) batch_mutex: end_batch, which holds batch_mutex, takes no
+// codelet's mutex.
 void train_models(Policy& p) {
   if (!p.train_due.exchange(false)) return;
   p.codelets.each([&](CodeletState& c) {
-    std::lock_guard<Mutex> cg(c.mutex);
-    train(p, c);
+    std::string line;
+    {
+      std::lock_guard<Mutex> cg(c.mutex);
+      line = train(c);
+    }
+    if (line.empty()) return;
+    std::lock_guard<Mutex> g(p.batch_mutex);
+    p.log.push_back(line);
   });
 }
 
@@ -606,8 +614,7 @@ void end_batch(Policy& p, bool force, double job_end = NAN) {
   }
   if (p.cfg.verbose) report::batch(p);
   if (p.cfg.verbose && !p.last_plan.empty()) std::fprintf(stderr, "fnndtps:   next batch: %s\n", p.last_plan.c_str());
-  p.codelets.each([&](CodeletState& c) {
-    std::lock_guard<Mutex> cg(c.mutex);
+  p.codelets.each([&](CodeletState& c) {  // atomics only: no codelet's mutex (train_models)
     if (uses_dtps(p)) set_cut(p, c);
     for (std::size_t w = 0; w < p.workers.size(); ++w) c.done[w].batch_work = 0;
   });
