@@ -5,6 +5,7 @@
 #include <starpu.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <chrono>
 #include <cstdint>
@@ -634,6 +635,62 @@ TEST(Batches, EndWhenAllIdleOrWhenTheApplicationSaysSo) {
 TEST(Batches, AfterTheProgramsFirstEndOnlyItEndsThem) {
   EXPECT_EQ(run_two_groups(false, true), 2);  // the idle gap ended the first batch
   EXPECT_EQ(run_two_groups(true, true), 2);   // its call, then shutdown: not the idle gap
+}
+
+// The program ends each batch itself, right after its tasks, and its next batch is short: a
+// codelet's first training (pre-training, milliseconds) on an idle worker is then still running
+// when the program ends the next batch. Neither may wait for the other to finish holding a lock
+// the other needs (a filter's band inverses hung so on the GPU machine). A watchdog fails the
+// test where they deadlock.
+void quick_unit(void** /*buffers*/, void* /*arg*/) { std::this_thread::sleep_for(std::chrono::microseconds(100)); }
+
+TEST(Batches, TrainingOnAnIdleWorkerNeverBlocksTheProgramEndingItsBatches) {
+  constexpr int kCodelets = 8, kTasks = 160;  // over kMergeEvery samples per worker: each trains
+  std::atomic<bool> done{false};
+  std::thread watchdog([&] {
+    for (int i = 0; i < 600 && !done; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (!done) {
+      std::printf("deadlock: the batches did not end within 60 s\n");  // stderr is captured
+      std::fflush(stdout);
+      std::abort();
+    }
+  });
+  setenv("FNNDTPS_SUMMARY", "1", 1);
+  setenv("FNNDTPS_SAVE", "0", 1);
+  ASSERT_EQ(init_starpu("fnn", 2), 0);
+  std::vector<starpu_codelet> cls(kCodelets);
+  std::vector<std::string> names(kCodelets);
+  for (int k = 0; k < kCodelets; ++k) {
+    starpu_codelet_init(&cls[std::size_t(k)]);
+    names[std::size_t(k)] = "quick_" + std::to_string(k);
+    cls[std::size_t(k)].cpu_funcs[0] = quick_unit;
+    cls[std::size_t(k)].nbuffers = 1;
+    cls[std::size_t(k)].modes[0] = STARPU_RW;
+    cls[std::size_t(k)].name = names[std::size_t(k)].c_str();
+  }
+  std::vector<float> data(std::size_t(kTasks) * 16);
+  std::vector<starpu_data_handle_t> handles(kTasks);
+  for (int i = 0; i < kTasks; ++i)
+    starpu_vector_data_register(&handles[std::size_t(i)], STARPU_MAIN_RAM,
+                                reinterpret_cast<uintptr_t>(&data[std::size_t(i) * 16]), 16, sizeof(float));
+  ::testing::internal::CaptureStderr();
+  for (int k = 0; k < kCodelets; ++k) {
+    for (int i = 0; i < kTasks; ++i)
+      EXPECT_EQ(starpu_task_insert(&cls[std::size_t(k)], STARPU_RW, handles[std::size_t(i)], 0), 0);
+    starpu_task_wait_for_all();
+    sched::end_batch_now();
+  }
+  for (auto h : handles) starpu_data_unregister(h);
+  starpu_shutdown();
+  const std::string summary = ::testing::internal::GetCapturedStderr();
+  done = true;
+  watchdog.join();
+  unsetenv("FNNDTPS_SUMMARY");
+  unsetenv("FNNDTPS_SAVE");
+  EXPECT_EQ(batches_in(summary, "fnn"), kCodelets) << summary;
+  int trained = 0;
+  for (std::size_t at = 0; (at = summary.find(": trained on", at)) != std::string::npos; ++at) ++trained;
+  EXPECT_EQ(trained, kCodelets) << "every codelet trained once, on a worker or before the models are saved\n" << summary;
 }
 
 }  // namespace
