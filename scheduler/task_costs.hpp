@@ -8,10 +8,11 @@
 //          process or an earlier one: saved beside the FNN models): exact for the shapes a
 //          program repeats, whatever a size means to it;
 //   (the policy then asks StarPU's per-footprint history, where the codelet has a model)
-//   fit    fixed + work / throughput, the two fitted to the sizes measured on that arch: a
-//          fixed cost per task (a GPU's launch, a core's call) and a throughput, so that one
-//          level of a transform predicts the others (seed 000 eq. 5, D / T, with T's fixed part
-//          apart);
+//   fit    fixed + work / throughput, the two fitted to the sizes measured on that arch, with
+//          the prior as a weak observation (fit_affine): a fixed cost per task (a GPU's launch,
+//          a core's call) and a throughput, so that one level of a transform predicts the
+//          others (seed 000 eq. 5, D / T, with T's fixed part apart), and sizes that measure
+//          only one of the two leave the other at the prior's;
 //   prior  the same form from the worker's description before any measurement (seed 000
 //          §3.3: the FNN's features F, the peak rate, say what a worker can do before it ran
 //          anything): fixed kPriorFixedUs, throughput from F (ArchPrior::from_peak).
