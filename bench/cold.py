@@ -5,7 +5,7 @@ process pay: StarPU's calibration, the policy's seeding, the process's start and
 
   bench/cold.py [--build DIR] [--sizes 8192,16384] [--levels 4] [--filter-levels 8]
                 [--bands roughness=1-3,waviness=4-6,form=rest] [--commands forward,inverse,filter]
-                [--configs fnn-dtps,fnn,dtps,boyer,dmdas,dmdar,gpu-alone] [--runs 2]
+                [--configs fnn-dtps,fnn,dtps,boyer,dmdas,dmdar,gpu-alone] [--runs 2] [--rounds 1]
                 [--filter-input npy|x3p] [--out DIR] [--timeout S] [--quick] [--trace] [--preload LIB]
   bench/compare.py --cold ...     (the same)
 
@@ -26,7 +26,10 @@ and outputs are removed at the end (GiBs at the full sizes).
 State: StarPU calibrates its bus once, in OUT/bus-home, in one tiny lwt2d run before anything is
 timed. Every (command, size, configuration) then gets a fresh STARPU_HOME (OUT/homes/NAME) with a
 copy of those bus files and no codelet models, and a fresh FNNDTPS_MODEL_DIR (OUT/models/NAME);
-its --runs processes share the two, so run 2 is a second process after run 1. Every process gets
+its --runs processes share the two, so run 2 is a second process after run 1. With --rounds K
+that sequence is repeated K times, each round in folders of its own (NAME-roundR), the rounds
+interleaved over the configurations; each cell is then a run's median over the rounds (one GPU
+process varies by 20% from the next: a single sample separates little). Every process gets
 STARPU_SILENT=1; other StarPU variables of the environment (STARPU_NCPU...) apply to every
 configuration.
 
@@ -35,7 +38,7 @@ line; filter: RESULT filter_ms, its forward and band inverses), the process's wa
 start to exit (what a user waits) and its peak RSS (wait4). Output: a table on stdout (per
 command and size, each configuration's run 1 / run 2, and fnn-dtps's runs 1 and 2 over
 gpu-alone's and dmdas's run 1), OUT/cold.txt, OUT/cold.csv (one row per process) and
-OUT/logs/NAME-runK.log. A failed or timed-out process is a row marked so and the bench goes on;
+OUT/logs/NAME-runK.log (the CSV's `round` column: 1 without --rounds). A failed or timed-out process is a row marked so and the bench goes on;
 it exits 1 at the end if any did. Bad options: one line on stderr, exit 2.
 """
 import argparse
@@ -44,6 +47,7 @@ import os
 import re
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -60,7 +64,7 @@ COMMANDS = ["forward", "inverse", "filter"]
 CONFIGS = ["fnn-dtps", "fnn", "dtps", "boyer", "dmdas", "dmdar", "gpu-alone"]
 KNOWN = compare.OURS + compare.BUILTINS + ["gpu-alone"]
 DEFAULT_BANDS = "roughness=1-3,waviness=4-6,form=rest"
-CSV_FIELDS = ["command", "size", "config", "run", "transform_ms", "process_ms", "peak_rss_kb", "status"]
+CSV_FIELDS = ["command", "size", "config", "round", "run", "transform_ms", "process_ms", "peak_rss_kb", "status"]
 # Set by the bench for each process: inherited, they would share state between processes or
 # fix the policy for every configuration.
 OWNED = ("STARPU_HOME", "STARPU_PERF_MODEL_DIR", "STARPU_SCHED", "STARPU_SCHED_LIB",
@@ -301,8 +305,8 @@ class Bench:
         src = surface if cmd == "forward" else self.coeffs(size)
         return [self.lwt2d, cmd, "--in", src, "--out", dest, "--levels", str(a.levels)], dest
 
-    def add(self, cmd, size, cfg, run, status, t_ms=None, p_ms=None, rss=None):
-        self.rows.append(dict(command=cmd, size=size, config=cfg, run=run, transform_ms=t_ms,
+    def add(self, cmd, size, cfg, rnd, run, status, t_ms=None, p_ms=None, rss=None):
+        self.rows.append(dict(command=cmd, size=size, config=cfg, round=rnd, run=run, transform_ms=t_ms,
                               process_ms=p_ms, peak_rss_kb=rss, status=status))
         self.write_csv()  # after every process: a long bench cut short keeps what it measured
 
@@ -336,14 +340,16 @@ class Bench:
                     f"(log: {os.path.join(self.logs, f'prep-{size}.log')})")
         jobs = [(cmd, size, cfg) for cmd in a.commands for size in a.sizes for cfg in a.configs]
         skipped = lambda cfg: cfg.split("+")[0] in skip  # noqa: E731
-        total = sum(a.runs for cmd, size, cfg in jobs if not skipped(cfg) and (cmd, size) not in broken)
+        total = a.rounds * sum(a.runs for cmd, size, cfg in jobs if not skipped(cfg) and (cmd, size) not in broken)
         k = 0
-        for cmd, size, cfg in jobs:
+        # Rounds interleaved: round 1 of every configuration, then round 2, so that a drift of
+        # the machine over the bench spreads over all of them.
+        for rnd, (cmd, size, cfg) in ((r, j) for r in range(1, a.rounds + 1) for j in jobs):
             if skipped(cfg) or (cmd, size) in broken:
                 for run in range(1, a.runs + 1):
-                    self.add(cmd, size, cfg, run, "skipped" if skipped(cfg) else "failed")
+                    self.add(cmd, size, cfg, rnd, run, "skipped" if skipped(cfg) else "failed")
                 continue
-            name = f"{cmd}-{size}-{cfg}"
+            name = f"{cmd}-{size}-{cfg}" + (f"-round{rnd}" if a.rounds > 1 else "")
             home = os.path.join(self.out, "homes", name)
             models = os.path.join(self.out, "models", name)
             self.fresh_home(home)
@@ -351,7 +357,7 @@ class Bench:
             extra = dict(config_env(cfg), STARPU_HOME=home, FNNDTPS_MODEL_DIR=models)
             for run in range(1, a.runs + 1):
                 k += 1
-                log(f"[{k}/{total}] {cmd} {size} {cfg} run {run}")
+                log(f"[{k}/{total}] {cmd} {size} {cfg}" + (f" round {rnd}" if a.rounds > 1 else "") + f" run {run}")
                 argv, dest = self.command(cmd, size)
                 remove(dest)
                 # What this process starts from: run 1 nothing but the bus, run 2 run 1's state.
@@ -370,7 +376,7 @@ class Bench:
                 status = "timeout" if p.timed_out else "ok" if t is not None else "failed"
                 if status != "ok":
                     log(f"cold.py: {name} run {run} {status}: {why(p)} (log: {logpath})")
-                self.add(cmd, size, cfg, run, status, t, p.wall_ms, p.rss_kb)
+                self.add(cmd, size, cfg, rnd, run, status, t, p.wall_ms, p.rss_kb)
                 remove(dest)  # GiBs at the full sizes
         for sub in (self.work, self.inputs):  # GiBs at the full sizes; generated again by any run
             shutil.rmtree(sub, ignore_errors=True)
@@ -379,16 +385,27 @@ class Bench:
     # The table.
 
     def cell(self, cmd, size, cfg, get, spec):
+        """Each run's value, or with --rounds its median over the rounds that ended ok ("k/N ok"
+        beside it where some did not)."""
         rows = [r for r in self.rows if (r["command"], r["size"], r["config"]) == (cmd, size, cfg)]
         if rows and all(r["status"] == "skipped" for r in rows):
             return "skipped"
-        return " / ".join(fmt(get(r), spec) if r["status"] == "ok" else r["status"] for r in rows)
+        parts = []
+        for run in range(1, self.args.runs + 1):
+            mine = [r for r in rows if r["run"] == run]
+            ok = [get(r) for r in mine if r["status"] == "ok"]
+            if not ok:
+                parts.append(mine[0]["status"] if mine else "-")
+                continue
+            text = fmt(statistics.median(ok), spec)
+            parts.append(text if len(ok) == len(mine) else f"{text} ({len(ok)}/{len(mine)} ok)")
+        return " / ".join(parts)
 
     def value(self, cmd, size, cfg, run, get):
-        for r in self.rows:
-            if (r["command"], r["size"], r["config"], r["run"]) == (cmd, size, cfg, run) and r["status"] == "ok":
-                return get(r)
-        return None
+        """Run `run`'s value (its median over the rounds), None where none ended ok."""
+        ok = [get(r) for r in self.rows
+              if (r["command"], r["size"], r["config"], r["run"]) == (cmd, size, cfg, run) and r["status"] == "ok"]
+        return statistics.median(ok) if ok else None
 
     def block(self, title, get, spec, ratios):
         a = self.args
@@ -413,12 +430,15 @@ class Bench:
     def table(self):
         a = self.args
         runs = " / ".join(f"run {i}" for i in range(1, a.runs + 1))
+        if a.rounds > 1:
+            runs += f", each the median of {a.rounds} rounds"
         header = [f"cold.py: lwt2d, every run its own process; {self.workers} (StarPU's defaults), "
                   f"{os.cpu_count()} cores",
                   f"forward, inverse: --levels {a.levels}; filter: --levels {a.filter_levels} --bands {a.bands} "
                   f"({a.filter_input} input)",
                   f"each configuration: a fresh STARPU_HOME (the calibrated bus only) and FNNDTPS_MODEL_DIR, "
-                  f"shared by its {a.runs} run(s); gpu-alone = dmdas with STARPU_NCPU=0",
+                  f"shared by its {a.runs} run(s)" + (f", new for each of {a.rounds} rounds" if a.rounds > 1 else "")
+                  + "; gpu-alone = dmdas with STARPU_NCPU=0",
                   "fnn-dtps/X run1: fnn-dtps's run 1 / run 2 over X's run 1"]
         return ("\n".join(header) + "\n\n" +
                 self.block(f"transform ms as the app prints it, {runs}:", lambda r: r["transform_ms"], ".2f", True)
@@ -444,6 +464,9 @@ def parse_args(argv):
     ap.add_argument("--configs", metavar="LIST", type=name_list, default=CONFIGS,
                     help="policies, and gpu-alone (default " + ",".join(CONFIGS) + ")")
     ap.add_argument("--runs", metavar="N", type=int, default=2, help="processes per configuration, sharing its folders (default 2)")
+    ap.add_argument("--rounds", metavar="K", type=int, default=1,
+                    help="independent repetitions of every configuration's runs, each in fresh folders, "
+                         "interleaved; the table gives each run's median over them (default 1)")
     ap.add_argument("--out", metavar="DIR", help="output folder (default BUILD/cold)")
     ap.add_argument("--timeout", metavar="S", type=float, help="seconds per process before it counts as timed out (default 600; quick 120)")
     ap.add_argument("--quick", action="store_true", help="small sizes, for CPU-only machines")
@@ -460,8 +483,8 @@ def parse_args(argv):
     args.timeout = args.timeout if args.timeout is not None else (120 if q else 600)
     args.commands = list(dict.fromkeys(args.commands))
     args.configs = list(dict.fromkeys(args.configs))
-    if args.runs < 1 or args.levels < 1 or args.filter_levels < 1 or args.timeout <= 0:
-        ap.error("--runs, --levels, --filter-levels and --timeout must be positive")
+    if args.runs < 1 or args.rounds < 1 or args.levels < 1 or args.filter_levels < 1 or args.timeout <= 0:
+        ap.error("--runs, --rounds, --levels, --filter-levels and --timeout must be positive")
     bad = [n for n in args.commands if n not in COMMANDS]
     if bad or not args.commands:
         ap.error(f"unknown command(s) '{','.join(bad)}': use {','.join(COMMANDS)}")

@@ -178,7 +178,7 @@ import csv, os, re, sys
 out, gpu = sys.argv[1], sys.argv[2] == "1"
 rows = list(csv.DictReader(open(os.path.join(out, "cold.csv"))))
 problems = []
-fields = ["command", "size", "config", "run", "transform_ms", "process_ms", "peak_rss_kb", "status"]
+fields = ["command", "size", "config", "round", "run", "transform_ms", "process_ms", "peak_rss_kb", "status"]
 if list(rows[0].keys()) != fields:
     problems.append(f"CSV columns {list(rows[0].keys())}")
 ran = ["fnn-dtps", "dmdas"] + (["gpu-alone"] if gpu else [])
@@ -237,8 +237,19 @@ PY
     --out "$dir/t" >"$dir/t.out" 2>"$dir/t.err"
   rc=$?
   check "timeout: exit 1 (got $rc)" test $rc -eq 1
-  check "timeout: a row marked timeout" grep -qx 'forward,256,dmdas,1,,[0-9.]*,[0-9]*,timeout' "$dir/t/cold.csv"
+  check "timeout: a row marked timeout" grep -qx 'forward,256,dmdas,1,1,,[0-9.]*,[0-9]*,timeout' "$dir/t/cold.csv"
   check "timeout: its log kept" grep -q 'timed_out=True' "$dir/t/logs/forward-256-dmdas-run1.log"
+  # Rounds: each in folders of its own, a row each, the cell their median.
+  "$PY" "$cold" --build "$build" --quick --sizes 256 --commands forward --configs dmdas --runs 1 --rounds 2 \
+    --out "$dir/r" >"$dir/r.out" 2>"$dir/r.err"
+  rc=$?
+  check "rounds: exit 0 (got $rc)" test $rc -eq 0
+  check "rounds: one row per round" test "$(grep -c '^forward,256,dmdas,[12],1,[0-9.]*,[0-9.]*,[0-9]*,ok$' "$dir/r/cold.csv")" -eq 2
+  check "rounds: a log per round" test -s "$dir/r/logs/forward-256-dmdas-round2-run1.log"
+  check "rounds: fresh folders per round" test -d "$dir/r/models/forward-256-dmdas-round1" -a -d "$dir/r/models/forward-256-dmdas-round2"
+  median=$("$PY" -c "import csv,statistics,sys; print(f'{statistics.median(float(r[\"transform_ms\"]) for r in csv.DictReader(open(sys.argv[1]))):.2f}')" "$dir/r/cold.csv")
+  check "rounds: the cell is the rounds' median ($median)" grep -Eq "^forward +256 +$median$" "$dir/r/cold.txt"
+  check "rounds: the table says so" grep -q "each the median of 2 rounds" "$dir/r/cold.txt"
   # Bad options: one line on stderr, nothing on stdout, exit 2; through compare.py --cold too.
   compare=$(dirname "$cold")/compare.py
   for bad in "--runs 0" "--configs fnn-dtps,nosuch" "--commands demo" "--sizes 256 --levels 9" \

@@ -826,12 +826,13 @@ fi
 if has cold; then
   # The apps as users run them (bench/cold.py): each command its own process, fresh StarPU
   # and model folders per configuration (StarPU's bus calibrated once), COLD_RUNS processes
-  # sharing them. Writes cold.txt and cold.csv, and cold-logs.tgz (every process's output).
+  # sharing them, COLD_ROUNDS times over (each cell the rounds' median). Writes cold.txt and
+  # cold.csv, and cold-logs.tgz (every process's output).
   stamp "cold"
   d=/tmp/cold; rm -rf "$d"
   timeout -k 10 "${COLD_BUDGET_S:-300}" "$PYTHON" bench/cold.py --build "$root/.carry" --out "$d" \
     --sizes "${COLD_SIZES:-8192,16384}" --configs "${COLD_CONFIGS:-fnn-dtps,dmdas,gpu-alone}" \
-    --runs "${COLD_RUNS:-2}" --commands "${COLD_COMMANDS:-forward,inverse,filter}" --timeout 60 \
+    --runs "${COLD_RUNS:-2}" --rounds "${COLD_ROUNDS:-1}" --commands "${COLD_COMMANDS:-forward,inverse,filter}" --timeout 60 \
     || { echo "cold: bench/cold.py failed or was cut short"; status=1; }
   cp "$d/cold.txt" "$d/cold.csv" "$OUT/" 2>/dev/null
   tar -C "$d" -czf "$OUT/cold-logs.tgz" logs 2>/dev/null
