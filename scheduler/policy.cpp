@@ -5,7 +5,8 @@
 //   pop   the first task of the head's priority whose data is on the worker's node (dmdar)
 //   idle  fnn, fnn-dtps: take a queued task from a worker that slipped behind its schedule,
 //         the one with the largest remaining time, when it would end sooner here (seed 000 eq. 8)
-//   batch the work between two idle moments: DTPS feedback and FNN training at its end
+//   batch the work between two idle moments: DTPS feedback at its end, then FNN training on
+//         an idle worker
 //
 // Locking (StarPU's conventions, as deque_modeling_policy_data_aware.c and lws):
 // - A worker's queue and its exp_len, nqueued are written under the queue's own mutex (as
@@ -19,7 +20,8 @@
 // - pre_exec and post_exec run on the worker's thread and write only its own slot.
 // - A codelet's model, samples and speeds are under its own mutex; push only trylocks it (to
 //   refresh speeds) and otherwise reads the speeds' atomics.
-// - Batches end under the batch mutex, which push takes only when a batch starts or ends.
+// - Batches end under the batch mutex, which push takes only when a batch starts or ends, and
+//   then take no codelet's mutex; training takes a codelet's mutex, then the batch mutex.
 // - Wakes: none under non-blocking drivers (idle workers poll pop); otherwise the chosen
 //   worker, after the queue's unlock, by starpu_wake_worker_relax_light as eager does: a worker
 //   in its scheduling operation is told to stay awake instead of being waited for.
