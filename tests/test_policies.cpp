@@ -52,6 +52,17 @@ starpu_codelet make_codelet() {
 }
 starpu_codelet codelet = make_codelet();
 
+// n vectors of `len` floats each in main memory, registered over `data` (sized for them here).
+std::vector<starpu_data_handle_t> register_vectors(std::vector<float>& data, int n, int len) {
+  data.assign(std::size_t(n) * std::size_t(len), 0.0f);
+  std::vector<starpu_data_handle_t> handles(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i)
+    starpu_vector_data_register(&handles[std::size_t(i)], STARPU_MAIN_RAM,
+                                reinterpret_cast<uintptr_t>(&data[std::size_t(i) * std::size_t(len)]), uint32_t(len),
+                                sizeof(float));
+  return handles;
+}
+
 // starpu_init with `ncpus` CPU workers, no GPU, under our policy `policy`.
 int init_starpu(const char* policy, int ncpus) {
   starpu_conf conf;
@@ -84,11 +95,8 @@ std::vector<BatchResult> run(const std::string& policy, int batches, const std::
   emu::reload();
   EXPECT_EQ(init_starpu(policy.c_str(), 4), 0);
   EXPECT_EQ(starpu_cpu_worker_get_count(), 4u);
-  std::vector<float> data(std::size_t(kUnits) * 64);
-  std::vector<starpu_data_handle_t> handles(kUnits);
-  for (int i = 0; i < kUnits; ++i)
-    starpu_vector_data_register(&handles[std::size_t(i)], STARPU_MAIN_RAM,
-                                reinterpret_cast<uintptr_t>(&data[std::size_t(i) * 64]), 64, sizeof(float));
+  std::vector<float> data;
+  std::vector<starpu_data_handle_t> handles = register_vectors(data, kUnits, 64);
   std::vector<BatchResult> out;
   for (int b = 0; b < batches; ++b) {
     std::fill(ran_on.begin(), ran_on.end(), -1);
@@ -410,11 +418,8 @@ TEST(DtpsDispatch, TheCpuClassTakesTheLightEndOfABatchOfTwoWeights) {
     starpu_codelet cl = make_codelet();
     cl.cpu_funcs[0] = weighted_work;
     cl.name = "weighted_unit";
-    std::vector<float> data(std::size_t(kUnits) * 64);
-    std::vector<starpu_data_handle_t> handles(kUnits);
-    for (int i = 0; i < kUnits; ++i)
-      starpu_vector_data_register(&handles[std::size_t(i)], STARPU_MAIN_RAM,
-                                  reinterpret_cast<uintptr_t>(&data[std::size_t(i) * 64]), 64, sizeof(float));
+    std::vector<float> data;
+    std::vector<starpu_data_handle_t> handles = register_vectors(data, kUnits, 64);
     for (int b = 0; b < 5; ++b) {
       std::fill(ran_on.begin(), ran_on.end(), -1);
       for (int i = 0; i < kUnits; ++i)
@@ -510,11 +515,8 @@ int run_two_groups(bool explicit_end, bool idle_then_more = false) {
   setenv("FNNDTPS_SUMMARY", "1", 1);
   setenv("FNNDTPS_SAVE", "0", 1);
   EXPECT_EQ(init_starpu("fnn", 4), 0);
-  std::vector<float> data(std::size_t(kUnits) * 64);
-  std::vector<starpu_data_handle_t> handles(kUnits);
-  for (int i = 0; i < kUnits; ++i)
-    starpu_vector_data_register(&handles[std::size_t(i)], STARPU_MAIN_RAM,
-                                reinterpret_cast<uintptr_t>(&data[std::size_t(i) * 64]), 64, sizeof(float));
+  std::vector<float> data;
+  std::vector<starpu_data_handle_t> handles = register_vectors(data, kUnits, 64);
   ::testing::internal::CaptureStderr();
   // Paused, no worker starts a task: the first group cannot all finish (an idle moment)
   // before the second is submitted, however slowly this thread runs on a loaded machine.
@@ -658,21 +660,15 @@ TEST(Batches, TrainingOnAnIdleWorkerNeverBlocksTheProgramEndingItsBatches) {
   setenv("FNNDTPS_SUMMARY", "1", 1);
   setenv("FNNDTPS_SAVE", "0", 1);
   ASSERT_EQ(init_starpu("fnn", 2), 0);
-  std::vector<starpu_codelet> cls(kCodelets);
+  std::vector<starpu_codelet> cls(kCodelets, make_codelet());
   std::vector<std::string> names(kCodelets);
   for (int k = 0; k < kCodelets; ++k) {
-    starpu_codelet_init(&cls[std::size_t(k)]);
     names[std::size_t(k)] = "quick_" + std::to_string(k);
     cls[std::size_t(k)].cpu_funcs[0] = quick_unit;
-    cls[std::size_t(k)].nbuffers = 1;
-    cls[std::size_t(k)].modes[0] = STARPU_RW;
     cls[std::size_t(k)].name = names[std::size_t(k)].c_str();
   }
-  std::vector<float> data(std::size_t(kTasks) * 16);
-  std::vector<starpu_data_handle_t> handles(kTasks);
-  for (int i = 0; i < kTasks; ++i)
-    starpu_vector_data_register(&handles[std::size_t(i)], STARPU_MAIN_RAM,
-                                reinterpret_cast<uintptr_t>(&data[std::size_t(i) * 16]), 16, sizeof(float));
+  std::vector<float> data;
+  std::vector<starpu_data_handle_t> handles = register_vectors(data, kTasks, 16);
   ::testing::internal::CaptureStderr();
   for (int k = 0; k < kCodelets; ++k) {
     for (int i = 0; i < kTasks; ++i)
