@@ -252,7 +252,7 @@ PY
   check "rounds: the table says so" grep -q "each the median of 2 rounds" "$dir/r/cold.txt"
   # Bad options: one line on stderr, nothing on stdout, exit 2; through compare.py --cold too.
   compare=$(dirname "$cold")/compare.py
-  for bad in "--runs 0" "--configs fnn-dtps,nosuch" "--commands demo" "--sizes 256 --levels 9" \
+  for bad in "--runs 0" "--rounds 0" "--rounds x" "--configs fnn-dtps,nosuch" "--commands demo" "--sizes 256 --levels 9" \
              "--bands roughness=1-9,form=rest" "--sizes x" "--bogus"; do
     "$PY" "$cold" --build "$build" --quick $bad --out "$dir/bad" >"$dir/bad.out" 2>"$dir/bad.err"; rc=$?
     check "$bad: exit 2 (got $rc), one line" test $rc -eq 2 -a "$(wc -l <"$dir/bad.err")" -eq 1 -a ! -s "$dir/bad.out"
