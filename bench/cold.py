@@ -38,8 +38,8 @@ line; filter: RESULT filter_ms, its forward and band inverses), the process's wa
 start to exit (what a user waits) and its peak RSS (wait4). Output: a table on stdout (per
 command and size, each configuration's run 1 / run 2, and fnn-dtps's runs 1 and 2 over
 gpu-alone's and dmdas's run 1), OUT/cold.txt, OUT/cold.csv (one row per process) and
-OUT/logs/NAME-runK.log (the CSV's `round` column: 1 without --rounds). A failed or timed-out process is a row marked so and the bench goes on;
-it exits 1 at the end if any did. Bad options: one line on stderr, exit 2.
+OUT/logs/NAME-runK.log (the CSV's `round` column: 1 without --rounds). A failed or timed-out
+process is a row marked so and the bench goes on; it exits 1 at the end if any did. Bad options: one line on stderr, exit 2.
 """
 import argparse
 import csv
@@ -393,12 +393,11 @@ class Bench:
         parts = []
         for run in range(1, self.args.runs + 1):
             mine = [r for r in rows if r["run"] == run]
-            ok = [get(r) for r in mine if r["status"] == "ok"]
-            if not ok:
+            v, ok = self.value(cmd, size, cfg, run, get), sum(r["status"] == "ok" for r in mine)
+            if v is None:
                 parts.append(mine[0]["status"] if mine else "-")
-                continue
-            text = fmt(statistics.median(ok), spec)
-            parts.append(text if len(ok) == len(mine) else f"{text} ({len(ok)}/{len(mine)} ok)")
+            else:
+                parts.append(fmt(v, spec) + ("" if ok == len(mine) else f" ({ok}/{len(mine)} ok)"))
         return " / ".join(parts)
 
     def value(self, cmd, size, cfg, run, get):
