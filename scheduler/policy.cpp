@@ -359,10 +359,13 @@ TaskKey task_key(starpu_task* task) {
 
 // The task's expected time on worker w's arch (task_costs.hpp): its footprint's measured mean
 // there; else StarPU's per-footprint history where the codelet has a model (an earlier run
-// under any policy calibrated it); else the arch's fit of fixed + work / throughput, else its
-// prior.
-double arch_us(Policy& p, CodeletState& c, starpu_task* task, unsigned ctx, int w, const TaskKey& k) {
+// under any policy calibrated it, or the program's own cost function); else the arch's fit of
+// fixed + work / throughput, else its prior. `known`: from one of the first two, the task's
+// own time rather than a line through other sizes or a peak rate.
+double arch_us(Policy& p, CodeletState& c, starpu_task* task, unsigned ctx, int w, const TaskKey& k,
+               bool* known = nullptr) {
   const std::size_t a = p.arch_of[std::size_t(w)];
+  if (known) *known = true;
   {
     ReadLock g(c.costs_lock);
     double us = 0;
@@ -372,8 +375,51 @@ double arch_us(Policy& p, CodeletState& c, starpu_task* task, unsigned ctx, int 
     const double len = starpu_task_worker_expected_length(task, unsigned(w), ctx, 0);
     if (std::isfinite(len) && len > 0) return len;
   }
+  if (known) *known = false;
   ReadLock g(c.costs_lock);
   return c.costs.fitted_us(a, k.work).us;
+}
+
+// A push's arch_us per arch, each asked once (StarPU's model and our costs' lock are not free).
+struct ArchCosts {
+  std::array<double, kMaxArchs> us;
+  std::array<signed char, kMaxArchs> known;  // -1: not asked yet
+  ArchCosts() { known.fill(-1); }
+  double of(Policy& p, CodeletState& c, starpu_task* task, unsigned ctx, int w, const TaskKey& k, bool* kn = nullptr) {
+    const std::size_t a = p.arch_of[std::size_t(w)];
+    if (known[a] < 0) {
+      bool is = false;
+      us[a] = arch_us(p, c, task, ctx, w, k, &is);
+      known[a] = is ? 1 : 0;
+    }
+    if (kn) *kn = known[a] == 1;
+    return us[a];
+  }
+};
+
+// The class the task runs on alone (1 GPU, 0 CPU, -1 both: kMinCoRunGain), from each class's
+// throughput for this very task (the sum of its workers' 1 / expected time) where every arch
+// that can run it knows its time (arch_us: a measured size, or the program's model); else the
+// codelet's rates (CodeletState::alone), since a prior or a line through other sizes compares
+// the classes worse than D / T does. A program's own model thus decides from its first task:
+// a class the rates send nothing to is never timed, so its prior would never be corrected.
+int alone_class(Policy& p, CodeletState& c, starpu_task* task, unsigned ctx, const TaskKey& k, ArchCosts& costs) {
+  if (p.gpu_nodes.load(std::memory_order_relaxed) == 0) return -1;
+  double cls[2] = {0, 0};
+  starpu_worker_collection* workers = starpu_sched_ctx_get_worker_collection(ctx);
+  starpu_sched_ctx_iterator it;
+  workers->init_iterator_for_parallel_tasks(workers, &it, task);
+  while (workers->has_next(workers, &it)) {
+    const int w = int(workers->get_next(workers, &it));
+    const WorkerSlot& s = p.workers[std::size_t(w)];
+    if (!s.member || !can_run(p, c, task, w)) continue;
+    bool known = false;
+    const double us = costs.of(p, c, task, ctx, w, k, &known);
+    if (!known) return c.alone.load(std::memory_order_relaxed);
+    cls[s.gpu ? 1 : 0] += 1 / std::max(us * get(c.rel[std::size_t(w)]), 1e-9);
+  }
+  if (cls[0] <= 0 || cls[1] <= 0) return -1;  // one class cannot run it: nothing to choose
+  return std::min(cls[0], cls[1]) < kMinCoRunGain * std::max(cls[0], cls[1]) ? (cls[1] > cls[0] ? 1 : 0) : -1;
 }
 
 // Worker w's own expected time: its arch's x rel[w], a slower (or busier) worker of the arch
@@ -388,13 +434,13 @@ double base_us(Policy& p, CodeletState& c, starpu_task* task, unsigned ctx, int 
 // tasks together, and timings of a strip's coarse levels make some cores look faster than
 // others (seed 000's division: D_i whole units per worker).
 UnitTable::Place unit_split(Policy& p, CodeletState& c, starpu_task* task, unsigned ctx, double work,
-                            const TaskKey& key, task_info::Unit& u) {
+                            const TaskKey& key, ArchCosts& costs, task_info::Unit& u) {
   u = task_info::unit(task);
   if (u.n == 0) return {};
   double cpu = NAN;  // on a CPU worker: they share one arch, the first says it
   for (const WorkerSlot& s : p.workers)
     if (s.member && !s.gpu && can_run(p, c, task, s.id)) {
-      cpu = arch_us(p, c, task, ctx, s.id, key);
+      cpu = costs.of(p, c, task, ctx, s.id, key);
       break;
     }
   add_shared(p.cpu_unit_us, cpu);
@@ -898,9 +944,8 @@ int push(starpu_task* task) {
     std::array<double, STARPU_MAXNODES> transfer, alloc;
     transfer.fill(-1);
     alloc.fill(-1);
-    // The arch's expected time, once per arch (arch_us).
-    std::array<double, kMaxArchs> arch_cost;
-    arch_cost.fill(NAN);
+    // The arch's expected time, once per arch (arch_us), for unit_split, alone_class and the placement.
+    ArchCosts arch_cost;
     int best = -1;
     double best_end = 0, best_predicted = 0;
     starpu_worker_collection* workers = starpu_sched_ctx_get_worker_collection(ctx);
@@ -934,7 +979,7 @@ int push(starpu_task* task) {
     // where both have workers: a run on one class pays nothing. `even` divides task by task.
     if (p->source != SpeedSource::Even && only < 0 && data && p->has_cpu.load(std::memory_order_relaxed) &&
         p->gpu_nodes.load(std::memory_order_relaxed) > 0) {
-      const UnitTable::Place place = unit_split(*p, c, task, ctx, work, key, unit);
+      const UnitTable::Place place = unit_split(*p, c, task, ctx, work, key, arch_cost, unit);
       only = place.cls, keeper = place.owner;
       unplaced = unit.n > 0 && place.cls < 0;
     }
@@ -942,7 +987,7 @@ int push(starpu_task* task) {
     // Tasks without data have no transfers nor buffers to contend for: they co-run.
     if (p->source != SpeedSource::Even && only < 0 && data && !open_plan(*p).splits() &&
         p->has_cpu.load(std::memory_order_relaxed)) {
-      only = c.alone.load(std::memory_order_relaxed);
+      only = alone_class(*p, c, task, ctx, key, arch_cost);
       if (only >= 0) unplaced = false;
       // Nor, without a plan, does a core start data that has no main-memory buffer yet (a
       // transform's work strips, born on the GPU that started them), whatever the classes'
@@ -970,9 +1015,7 @@ int push(starpu_task* task) {
         if (p->source == SpeedSource::Even) {
           run = key.work / get(c.speed[std::size_t(w)]);
         } else {
-          double& ac = arch_cost[p->arch_of[std::size_t(w)]];
-          if (std::isnan(ac)) ac = arch_us(*p, c, task, ctx, w, key);
-          run = ac * get(c.rel[std::size_t(w)]) * get(c.scale[std::size_t(w)]);
+          run = arch_cost.of(*p, c, task, ctx, w, key) * get(c.rel[std::size_t(w)]) * get(c.scale[std::size_t(w)]);
         }
         const double queue_end = std::max(now, get(s.pipe_end)) + queue_wait(s, task->priority);
         // GPUs that compete for a task: its transfer is charged once, as a cost beyond the GPU

@@ -318,7 +318,7 @@ if has mechanism; then
   # section, so a call cut short keeps what it measured).
   # MECH_ONLY="calibration lu-*" runs only the sections named (patterns); MECH_BUDGET_S (400),
   # MECH_REPS (3), MECH_LWT_GPU_POLICIES, MECH_LWT_CO_POLICIES, MECH_GEMM_POLICIES,
-  # MECH_GEMM_GPU_POLICIES change the rest.
+  # MECH_GEMM_GPU_POLICIES, MECH_EX_POLICIES (StarPU's sgemm and LU) change the rest.
   # Dry run on a CPU machine (sizes, workers and programs overridable):
   #   MECH_GEMM_SIZE=512 MECH_SGEMM_SIZE=512 MECH_LU_SIZE=512 MECH_TILE=128
   #   MECH_LU_DEFAULT_ARGS="-size 960 -nblocks 4" MECH_GPU_ENV="STARPU_NCPU=1 STARPU_NCUDA=0"
@@ -430,15 +430,17 @@ if has mechanism; then
     fi
     mrecord "$sec" "$pol" "$run" "$rc" "$ms" "" "" ms "" ""
   }
-  mexamples() {  # mexamples SECTION KIND ARGS...: MECH_EX_CAL (2) warm-up processes of dmdas, MECH_EX_WARMUP (1) of ours, then MECH_REPS rounds
+  # mexamples SECTION KIND ARGS...: MECH_EX_CAL (2) warm-up processes of dmdas, MECH_EX_WARMUP
+  # (1) of each of ours, then MECH_REPS rounds, under dmdas and MECH_EX_POLICIES (fnn-dtps).
+  mexamples() {
     local sec=$1 kind=$2 pol r; shift 2
-    for pol in dmdas fnn-dtps; do
+    for pol in dmdas ${MECH_EX_POLICIES:-fnn-dtps}; do
       for r in $(seq "$([[ $pol == dmda* ]] && echo "${MECH_EX_CAL:-2}" || echo "${MECH_EX_WARMUP:-1}")"); do
         mexample "$sec" "$pol" "w$r" "$kind" "$@"
       done
     done
     for r in $(seq "$mreps"); do
-      for pol in dmdas fnn-dtps; do mexample "$sec" "$pol" "$r" "$kind" "$@"; done
+      for pol in dmdas ${MECH_EX_POLICIES:-fnn-dtps}; do mexample "$sec" "$pol" "$r" "$kind" "$@"; done
     done
   }
   msummary() {
