@@ -173,6 +173,8 @@ double own_share(WorkerSlot& s, double window_s) {
     const ThreadTime& from = s.thread_older;  // at least window_s before the newer one
     if (now.wall_s > from.wall_s) return std::clamp((now.cpu_s - from.cpu_s) / (now.wall_s - from.wall_s), 0.0, 1.0);
   }
+#else
+  (void)window_s;
 #endif
   return get(s.own_busy);
 }
@@ -1152,8 +1154,9 @@ starpu_task* pop(unsigned ctx) {
         s.running.clear();
       }
       // Sampling (/proc, NVML) and training take up to milliseconds: an idle CPU worker does
-      // them; a GPU's thread only where no CPU worker is there to, and with nothing in flight
-      // (its pipeline may still run a task when it finds its queue empty).
+      // them; a GPU's thread samples and ends batches only where no CPU worker is there to,
+      // and with nothing in flight (its pipeline may still run a task when it finds its queue
+      // empty).
       if (!s.member || (s.cuda && (p->has_cpu.load(std::memory_order_relaxed) ||
                                    p->pending.load(std::memory_order_relaxed) != 0)))
         return nullptr;
@@ -1169,11 +1172,14 @@ starpu_task* pop(unsigned ctx) {
       const bool sample = uses_fnn(*p) && !p->lone.load(std::memory_order_relaxed) &&
                           now - get(p->features_us) >= kFeaturesTtlUs;
       const bool due = batch_end_due(*p, now), training = p->train_due.load(std::memory_order_relaxed);
-      if (sample || due || training) {
+      // Nor does a GPU's thread train: a first training takes 10-15 ms a codelet, and the
+      // program's next tasks would wait for it (measured: the first `lwt2d forward` 8192^2
+      // under STARPU_NCPU=0, 42-60 ms against 13 once trained). deinit trains what is left.
+      if (sample || due || (training && !s.cuda)) {
         starpu_worker_relax_on();
         if (sample) sample_features(*p, now);
         if (due) end_batch(*p, false);
-        train_models(*p);
+        if (!s.cuda) train_models(*p);
         starpu_worker_relax_off();
       }
       return nullptr;

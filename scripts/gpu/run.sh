@@ -571,7 +571,8 @@ if has clients; then
   #            sleeping tasks (10 ms on a CPU, 1 ms on a GPU); value: the % of the expected
   #            speed-up (CPUs + 10 GPUs) it prints
   #  pih-data  ..._data: the same, each task with a 1.6 MB vector of its own (RW)
-  # under CLIENTS_POLICIES (ours through STARPU_SCHED_LIB; StarPU's lws, dmdas, eager). One
+  # (CLIENTS_PROGRAMS: the default all three) under CLIENTS_POLICIES (ours through
+  # STARPU_SCHED_LIB; StarPU's lws, dmdas, eager). One
   # warm-up process per program and policy (dmdas calibrates the stencil's history models in
   # STARPU_HOME), then CLIENTS_REPS (3) rounds of one process per program and policy,
   # interleaved. Ours learn in a FNNDTPS_MODEL_DIR per program and policy, new for the part and
@@ -623,9 +624,11 @@ if has clients; then
     echo "$1,$2,$3,$v,$unit,$st" >>"$ccsv"
     echo "   $1 $2 run $3: ${v:-$st} ${v:+$unit}$([[ $st == failed ]] && echo " (exit $rc: $(grep -v '^\s*$' "$cout" | tail -1 | cut -c1-100))")"
   }
-  for p in $cpolicies; do for c in stencil pih pih-data; do cone $c "$p" w1; done; done
+  cprogs=${CLIENTS_PROGRAMS:-stencil pih pih-data}
+  for c in $cprogs; do [[ -n ${cprog[$c]:-} ]] || { echo "clients: unknown program '$c' (known: ${!cprog[*]})" >&2; exit 2; }; done
+  for p in $cpolicies; do for c in $cprogs; do cone $c "$p" w1; done; done
   for r in $(seq "${CLIENTS_REPS:-3}"); do
-    for c in stencil pih pih-data; do for p in $cpolicies; do cone $c "$p" "$r"; done; done
+    for c in $cprogs; do for p in $cpolicies; do cone $c "$p" "$r"; done; done
   done
   trap reap EXIT
   $PYTHON - "$ccsv" "$OUT/clients.txt" "$cours" "$((SECONDS - ct0))" "$cbudget" "${cenv:-the default workers}" \
