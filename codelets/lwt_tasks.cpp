@@ -498,18 +498,6 @@ struct Handles {
         for (starpu_data_handle_t h : level)
           if (h) starpu_data_unregister(h);
   }
-  // Unit k's output goes home as soon as its last writer (submitted before) ends. wont_use
-  // alone asks for an idle fetch, which a CUDA worker makes only when it has no task left, so
-  // every unit's copy home waited for the transform's last task (simulated seed2017 forward
-  // 16384^2: all of the GPUs' 896 MiB, 39 ms, after it). A read on main memory, ordered by
-  // sequential consistency and released at once, is a fetch. Across ranks, wait() gathers.
-  void send_home(int k) {
-    if (ranks.size == 1)
-      starpu_data_acquire_cb_sequential_consistency(
-          out[std::size_t(k)], STARPU_R, [](void* h) { starpu_data_release(static_cast<starpu_data_handle_t>(h)); },
-          out[std::size_t(k)], 1);
-    starpu_data_wont_use(out[std::size_t(k)]);  // and its GPU copy may be evicted
-  }
   // Halos a unit reads: its upper neighbour's bottom rows and its lower neighbour's top.
   starpu_data_handle_t above(int l, int k) const { return k > 0 ? bot[l][k - 1] : nullptr; }
   starpu_data_handle_t below(int l, int k) const { return k + 1 < plan.units() ? top[l][k + 1] : nullptr; }
@@ -617,7 +605,8 @@ void forward(const Plan& p, Pipeline pipeline, const float* image, float* units_
         }
         Submit(kVScatter, a).data(hd.win[k], STARPU_R).data(hd.out[k], out_mode).go();
       }
-      if (l == L - 1) hd.send_home(k);
+      // The unit's coefficients may go home as soon as its last task ends.
+      if (l == L - 1) starpu_data_wont_use(hd.out[k]);
     };
     wavefront(p.units(), L, horizontal, vertical);
     hd.wait();
@@ -681,7 +670,7 @@ void inverse(const Plan& p, Pipeline pipeline, const float* units_layout, float*
               .data_if(ha.above, hd.top[hl][k], STARPU_W).data_if(ha.below, hd.bot[hl][k], STARPU_W).go();
         }
       }
-      if (l == 0) hd.send_home(k);
+      if (l == 0) starpu_data_wont_use(hd.out[k]);
     };
     auto reader = [&](int j, int k) {  // vertical inverse of level L-1-j: B + halos -> S
       const int l = L - 1 - j;
