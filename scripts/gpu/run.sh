@@ -580,8 +580,9 @@ if has clients; then
   # own, under `timeout`; that group is killed if the part ends early. None starts past
   # CLIENTS_BUDGET_S (240) seconds of the part, and each one's timeout ends it within them.
   # Writes clients.csv (program,policy,run,value,unit,status), clients.txt (per program and
-  # policy: median, min, max; ratio to the best built-in's median; pih*: points to lws's) and
-  # clients.log (every command and its output). On the H200 machine (15 CPU + 1 CUDA workers)
+  # policy: median, min, max; ratio to the best built-in's median; pih*: points to lws's),
+  # clients.log (every command and its output) and clients-models.tgz (the stencil's
+  # codelet models StarPU calibrated, where any). On the H200 machine (15 CPU + 1 CUDA workers)
   # a process takes ~2.6 s (stencil: ~0.4 s of computation under lws, the rest its start and
   # allocations), ~1.1 s (pih) and ~5.5 s (pih-data: 1600 pinned vectors): 84 processes want
   # ~245 s, so at 240 the last round's last one or two pih-data processes are skipped
@@ -665,6 +666,11 @@ for prog in dict.fromkeys(r["program"] for r in rows):
                                 num(max(vals) if vals else None), here[0]["unit"], ratio, dl, note))
 open(out, "w").write("\n".join(lines) + "\n")
 PY
+  # The history models StarPU's policies calibrated for the stencil's codelets on this machine:
+  # what simulating the stencil elsewhere needs (bench/platforms/h200's README).
+  smodels=$STARPU_HOME/.starpu/sampling/codelets
+  ls "$smodels"/*/cl_update* "$smodels"/*/save_cl_* >/dev/null 2>&1 && tar -C "$STARPU_HOME/.starpu/sampling" -czf \
+    "$OUT/clients-models.tgz" $(cd "$STARPU_HOME/.starpu/sampling" && ls -d codelets/*/cl_update* codelets/*/save_cl_* 2>/dev/null)
   stamp "clients done ($((SECONDS - ct0)) s)"
   cat "$OUT/clients.txt"
 fi
