@@ -8,8 +8,8 @@ TOLERANCE there is the code's, not noise.
 
 Fails (exit 1) when one of ours is more than 5% slower than its baseline, or a configuration
 has no baseline; dmdas and `even` are recorded beside, for reference, and not gated: `even`'s
-simulated h200x4 LWT moves between 35.5 and 37.6 ms from one run of the gate to the next, the
-same build (under load, as ctest beside another build), while the four others repeat to the
+simulated h200x4 LWT moved between 35.5 and 37.6 ms across runs of the gate on one build (under
+ctest and from a shell; not with the load alone), while the four others repeat to the
 microsecond. --write-baseline rewrites the file: commit it with a message that says why the
 figures moved."""
 import argparse
