@@ -19,7 +19,8 @@ void codelet(Policy& p, CodeletState& c) {
   std::fprintf(stderr, "  codelet %s", c.name.c_str());
   if (alpha >= 0) std::fprintf(stderr, ": CPU-class share alpha %.4f (DTPS)", alpha);
   const int alone = c.alone.load(std::memory_order_relaxed);
-  std::fprintf(stderr, "%s\n", alone < 0 ? "" : alone ? ", GPU class alone without a plan" : ", CPU class alone without a plan");
+  // The codelet's rates' verdict; push decides a task by its own times where every arch knows them.
+  std::fprintf(stderr, "%s\n", alone < 0 ? "" : alone ? ", GPU class alone without a plan (by its rates)" : ", CPU class alone without a plan (by its rates)");
   {
     ReadLock g(c.costs_lock);
     for (std::size_t a = 0; a < c.costs.archs(); ++a)

@@ -106,7 +106,8 @@ struct CodeletState {
   std::atomic<bool> stale{true};
   std::atomic<double> speeds_us{-1e300};
   std::atomic<double> alpha{-1};         // DTPS's CPU-class share, < 0 until learned
-  std::atomic<int> alone{-1};            // the class it runs on alone (kMinCoRunGain), -1 both
+  std::atomic<int> alone{-1};            // by its rates, the class it runs on alone (kMinCoRunGain), -1 both;
+                                         // push's alone_class prefers a task's own times
   // DTPS's dispatch of tasks of different eq. (5) weights (dtps_dispatch.hpp): this batch's
   // pushed work per weight bin; the cut the previous batch's bins and alpha set (-1: none);
   // the work of the cut's own bin pushed in this batch, and the part sent to the GPU class.
