@@ -670,7 +670,7 @@ void end_batch(Policy& p, bool force, double job_end = NAN) {
   });
   for (WorkerSlot& s : p.workers) s.batch_busy_us = 0, s.batch_work = 0, s.batch_end_us = 0;
   p.in_batch = false;
-  p.train_due = true;
+  p.train_due = uses_fnn(p);  // only the FNN policies have models to train
 }
 
 // At a push: a batch starts when none is open; an idle gap longer than the debounce since the
@@ -1171,15 +1171,14 @@ starpu_task* pop(unsigned ctx) {
       // delay its next pop by the sampling.
       const bool sample = uses_fnn(*p) && !p->lone.load(std::memory_order_relaxed) &&
                           now - get(p->features_us) >= kFeaturesTtlUs;
-      const bool due = batch_end_due(*p, now), training = p->train_due.load(std::memory_order_relaxed);
-      // Nor does a GPU's thread train: a first training takes 10-15 ms a codelet, and the
-      // program's next tasks would wait for it (measured: the first `lwt2d forward` 8192^2
-      // under STARPU_NCPU=0, 42-60 ms against 13 once trained). deinit trains what is left.
-      if (sample || due || (training && !s.cuda)) {
+      // Nor does a GPU's thread train: a first training takes milliseconds a codelet, and the
+      // program's next tasks would wait for it. deinit trains what is left.
+      const bool due = batch_end_due(*p, now), to_train = !s.cuda && p->train_due.load(std::memory_order_relaxed);
+      if (sample || due || to_train) {
         starpu_worker_relax_on();
         if (sample) sample_features(*p, now);
         if (due) end_batch(*p, false);
-        if (!s.cuda) train_models(*p);
+        if (to_train) train_models(*p);
         starpu_worker_relax_off();
       }
       return nullptr;

@@ -114,8 +114,8 @@ class TaskCosts {
 
 // fixed + work / throughput fitted to the (work, us) points, pulled towards `prior`: least
 // squares in relative error with the prior's two parameters as two more observations, each
-// timing kFitNoise relative, the prior kPriorSpread (a peak rate says little). A few sizes of one kind then move only the
-// parameter they measure: the inverse's first tasks, a coarse level's, are nearly all fixed
+// timing kFitNoise relative, the prior kPriorSpread (a peak rate says little). A few sizes of
+// one kind then move only the parameter they measure: the inverse's first tasks, a coarse level's, are nearly all fixed
 // cost and leave the throughput at the prior's, where a plain fit through them would give the
 // fine levels a time hundreds of times too long. The fixed cost stays in [0, the smallest
 // time], the throughput positive.
