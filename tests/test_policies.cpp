@@ -155,10 +155,16 @@ TEST_P(Proportional, UnitsFollowSpeedsAfterOneWarmUpBatch) {
   const auto r = run(GetParam(), 2, "0:1,1:1,2:2,3:4");
   const BatchResult& b = r.back();
   const auto ideal = ideal_units(kFactors);
-  for (std::size_t w = 0; w < 4; ++w) {
+  // Per speed, within 10% (a unit is whole). Workers 0 and 1 are twins: when the OS holds one
+  // twin's thread back, its queue moves to the other (the policy working), so their split is
+  // bounded by the makespan instead: a quarter over the ideal 80 units.
+  const int twins = b.units[0] + b.units[1];
+  EXPECT_NEAR(twins, ideal[0] + ideal[1], 0.10 * (ideal[0] + ideal[1]) + 0.5);
+  for (std::size_t w = 2; w < 4; ++w) {
     SCOPED_TRACE("worker " + std::to_string(w));
-    EXPECT_NEAR(b.units[w], ideal[w], 0.10 * ideal[w] + 0.5);  // within 10% (a unit is whole)
+    EXPECT_NEAR(b.units[w], ideal[w], 0.10 * ideal[w] + 0.5);
   }
+  EXPECT_LE(unit_makespan(b, kFactors), 1.25 * ideal[0] * kFactors[0]);
   std::printf("%s: units %d %d %d %d (ideal %.1f %.1f %.1f %.1f), makespan %.1f ms, bound %.1f ms\n",
               GetParam().c_str(), b.units[0], b.units[1], b.units[2], b.units[3], ideal[0], ideal[1], ideal[2],
               ideal[3], b.seconds * 1e3, bound(kFactors) * 1e3);
