@@ -280,7 +280,19 @@ bool DtpsController::guard_batch(double t_cpu, double t_gpu, double realised, do
   if (g.alone_class >= 0) {
     if (throughput < g.alone_rate * (1.0 - kGuardMargin))
       return set(g.alone_class == 1 ? lo : hi, DtpsCase::Guarded, "co-running was slower than one class alone");
-    return false;
+    // The fastest co-run split: a faster split replaces it, a batch at it updates its rate (the
+    // node may have changed), a slower split goes back to it.
+    const bool at_best = g.best_alpha >= 0 && std::fabs(realised - g.best_alpha) <= kSameSplit;
+    if (g.best_alpha < 0 || at_best || throughput > g.best_rate) {
+      const bool hold = g.held && at_best && throughput >= g.best_rate * (1.0 - kGuardMargin);
+      g.best_rate = throughput, g.best_alpha = realised, g.held = hold;
+      if (!hold) return false;
+      g.corun_alpha = realised;
+      return set(realised, DtpsCase::Guarded, "held at the fastest co-run's split");
+    }
+    if (throughput >= g.best_rate * (1.0 - kGuardMargin)) return false;
+    g.held = true, g.corun_alpha = g.best_alpha;
+    return set(g.best_alpha, DtpsCase::Guarded, "slower than the fastest co-run: back to its split");
   }
   // Probe once seed 001 has balanced the co-run (its best split is then known), or after
   // kMaxCorunsBeforeProbe co-runs whatever.

@@ -21,7 +21,11 @@
 // class alone (the run's first co-run, when it follows a batch alone, is a warm-up that
 // neither seed 001 nor the guard judges); a single-class batch slower than the latest co-run
 // restores that co-run's split. It never settles on a split slower than one class alone, and
-// follows a class that slows down. A batch the program ends itself (fnndtps_end_batch) lasts until that call, so
+// follows a class that slows down. Between co-runs it keeps the fastest split: seed 001
+// balances finish times, and where work comes in whole units (a unit 32 ms on a core) or the
+// classes wait on each other's halos, the balanced split need not be the fastest; a co-run
+// slower than the fastest split's latest batch goes back to that split and holds it while it
+// stays as fast. A batch the program ends itself (fnndtps_end_batch) lasts until that call, so
 // that the copies of its results home count: on a memory-bound node they are part of what
 // co-running slows.
 //
@@ -69,6 +73,9 @@ struct GuardState {
   double corun_alpha = -1;  // ... the share seed 001 chose after it
   int coruns = 0;           // co-run batches since the last single-class one
   bool warmed = false;      // a co-run batch has been seen (the first, after a batch alone, warms up)
+  double best_rate = 0;     // the fastest co-run split's latest batch, 0 before any
+  double best_alpha = -1;   // ... that split (the CPU-class share it realised)
+  bool held = false;        // the split is held at best_alpha: a step off it was slower
 };
 
 // The guard's parameters.
@@ -76,6 +83,7 @@ constexpr double kAloneShare = 0.01;   // a batch whose smaller class did less t
 constexpr double kGuardMargin = 0.03;  // throughputs closer than this are the same
 constexpr int kCorunsBeforeProbe = 2;     // co-run batches before a single class is tried alone,
 constexpr int kMaxCorunsBeforeProbe = 4;  // ... once seed 001 balanced them, or after this many
+constexpr double kSameSplit = 0.01;       // realised CPU shares closer than this are one split
 
 enum class DtpsCase {
   Balanced,       // seed 001 §1.3 case (1): |m| <= tolerance, alpha kept

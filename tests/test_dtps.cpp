@@ -724,6 +724,31 @@ TEST(Guard, FollowsAClassAloneThatSlowsDown) {
   EXPECT_DOUBLE_EQ(c.alpha(), 0.3) << "the latest co-run's split again";
 }
 
+// Seed2017-like: whole units, the balanced split (10 units of 64) slower than the unbalanced
+// one (8 units) that seed 001 left.
+TEST(Guard, KeepsTheFastestCoRunSplit) {
+  DtpsController c(DtpsConfig{}, DtpsState{0.125, 0, 0});
+  c.end_batch(0, 160, 0.0, 1.0);                         // the GPU class alone
+  c.end_batch(160, 190, 0.125, 0.8);                     // the warm-up co-run
+  DtpsUpdate u = c.end_batch(130, 147, 0.125, 1.1);      // faster than alone; GPU late by 12%
+  EXPECT_EQ(u.kind, DtpsCase::GpuOverloaded);
+  EXPECT_GT(c.alpha(), 0.14) << "seed 001 moves work to the CPU class";
+  u = c.end_batch(163, 161, 0.15625, 0.98);              // balanced, but 11% slower
+  EXPECT_EQ(u.kind, DtpsCase::Guarded) << u.reason;
+  EXPECT_DOUBLE_EQ(c.alpha(), 0.125);
+  EXPECT_TRUE(c.guard().held);
+  u = c.end_batch(130, 147, 0.125, 1.09);                // as fast again: held against seed 001
+  EXPECT_EQ(u.kind, DtpsCase::Guarded) << u.reason;
+  EXPECT_DOUBLE_EQ(c.alpha(), 0.125);
+  u = c.end_batch(130, 147, 0.125, 1.0);                 // the held split slowed: seed 001 again
+  EXPECT_EQ(u.kind, DtpsCase::GpuOverloaded) << u.reason;
+  EXPECT_GT(c.alpha(), 0.14);
+  EXPECT_FALSE(c.guard().held);
+  u = c.end_batch(163, 161, 0.15625, 1.05);              // now the faster split: it is the best
+  EXPECT_EQ(u.kind, DtpsCase::Balanced) << u.reason;
+  EXPECT_DOUBLE_EQ(c.guard().best_alpha, 0.15625);
+}
+
 TEST(Guard, WithoutAThroughputSeed001Alone) {
   DtpsController c(DtpsConfig{}, DtpsState{0.3, 0, 0});
   for (int i = 0; i < 4; ++i) EXPECT_EQ(c.end_batch(10, 10, 0.3).kind, DtpsCase::Balanced);
