@@ -211,6 +211,27 @@ inline std::size_t max_cpu_units(std::size_t n, double cpu_unit_us, int cpu_work
   return std::size_t(std::min(double(n), rounds * double(cpu_workers)));
 }
 
+// Seed 001's count of units for the CPU class, `asked`, in whole rounds of its k workers once
+// it spans more than one: m units take ceil(m / k) rounds, so a count between rounds (m = 9 of
+// k = 2) costs the CPU class the higher round and leaves the GPU class more than that round
+// would. Of the two whole rounds around it, the one whose predicted makespan is shorter, the
+// classes' times scaled from the batch that ran m0 units (t_cpu, t_gpu): the CPU's by its
+// rounds, the GPU's by its units. Never above `most`; `asked` itself when there is nothing to
+// scale from.
+inline std::size_t whole_rounds(std::size_t n, std::size_t asked, int k, std::size_t most, std::size_t m0,
+                                double t_cpu, double t_gpu) {
+  const auto ks = std::size_t(std::max(k, 1));
+  if (k < 2 || asked <= ks || asked % ks == 0 || m0 == 0 || m0 >= n || !(t_cpu > 0) || !(t_gpu > 0) ||
+      !std::isfinite(t_cpu) || !std::isfinite(t_gpu))
+    return std::min(asked, most);
+  const auto rounds = [&](std::size_t m) { return double((m + ks - 1) / ks); };
+  const auto makespan = [&](std::size_t m) {
+    return std::max(t_cpu * rounds(m) / rounds(m0), t_gpu * double(n - m) / double(n - m0));
+  };
+  const std::size_t lo = asked / ks * ks, hi = std::min(lo + ks, std::min(most, n));
+  return hi > lo && makespan(hi) < makespan(lo) ? hi : std::min(lo, most);
+}
+
 // A batch's split into classes, by the order in which its units first appear: the first `cpu`
 // to the CPU class, the next `units - cpu` to the GPU class, any beyond `units` unconstrained.
 // One boundary between the classes' neighbours (seed 002's halos cross it only), and the GPU's

@@ -475,13 +475,14 @@ UnitTable::Place unit_split(Policy& p, CodeletState& c, starpu_task* task, unsig
 struct BatchEnd {
   CodeletState* dominant = nullptr;
   double makespan_us = NAN, cpu_share = NAN;  // the CPU class's share of the work it ran
+  double t_cpu_us = NAN, t_gpu_us = NAN;      // the classes' times seed 001 was given
 };
 
 // At a batch end: the next batch's split by units, for the next batch this batch's first
 // codelet opens. Only for a batch of local units (dd::kLocalShare) on both classes. Until
 // seed 001 has measured a split, the model's (seed 000 eq. (7), whole units); then seed 001's
-// alpha as a count of units. Never more than the CPU class can end within the GPU class's time
-// for the whole batch. A unit's time on the GPU class is the batch's makespan over its units
+// alpha as a count of units, in whole rounds of the CPU workers (dd::whole_rounds). Never more
+// than the CPU class can end within the GPU class's time for the whole batch. A unit's time on the GPU class is the batch's makespan over its units
 // when that class last ran it alone: the unit's transfers in and out are most of it (a
 // strip's kernels take a fraction of its PCIe time), and StarPU's models time kernels only.
 // On a core: the cost model's times (arch_us) summed over the unit's tasks. Under batch_mutex.
@@ -503,7 +504,8 @@ void plan_units(Policy& p, const BatchEnd& b, Policy::Opened& opened, bool cold)
     DtpsController& ctl = p.dtps.controller(dominant->name);
     ctl.start_at(double(model) / double(n));
     const std::size_t asked = std::size_t(std::llround(ctl.alpha() * double(n)));
-    plan = {n, std::min(asked, most)};
+    const std::size_t ran = opened.plan.splits() && opened.plan.units == n ? opened.plan.cpu : 0;
+    plan = {n, dd::whole_rounds(n, asked, k[0], most, ran, b.t_cpu_us, b.t_gpu_us)};
     char buf[200];
     std::snprintf(buf, sizeof buf, "%zu of %zu units to the CPU class (model %zu, seed 001 %zu, at most %zu: a unit %.3f ms on a core, %.3f ms on the GPU class)",
                   plan.splits() ? plan.cpu : 0, n, model, asked, most, cu / 1e3, gu / 1e3);
@@ -628,7 +630,7 @@ BatchEnd dtps_feedback(Policy& p, double job_end, bool cold) {
                  "%.4f\n",
                  p.batches, dominant->name.c_str(), makespan / 1e3, busy[0] / 1e3, busy[1] / 1e3, u.m_before,
                  to_string(u.kind), u.reason.empty() ? "" : ": ", u.reason.c_str(), u.alpha_before, ctl.alpha());
-  return {dominant, makespan, total > 0 ? work[0] / total : NAN};
+  return {dominant, makespan, total > 0 ? work[0] / total : NAN, busy[0], busy[1]};
 }
 
 // The FNN training a batch end left due, each codelet under its own mutex (push does not wait

@@ -218,6 +218,19 @@ TEST(DtpsUnits, TheModelsCountReachesTheLeastMakespan) {
   EXPECT_EQ(dd::model_cpu_units(10, NAN, 2, 1.0, 1), 0u) << "a core's time unknown";
 }
 
+TEST(DtpsUnits, SeedOnesCountGoesToWholeRoundsOfTheCpuWorkers) {
+  // Simulated seed2017: 2 cores, a unit 32 ms on one; 8 units ran in 130 ms on the cores, the
+  // GPUs' 56 in 161. Seed 001 asks 9: the cores would take 5 rounds (160 ms) for it, the same
+  // as 10. Eight: 161 (the GPUs); ten: max(162.5, 155.3).
+  EXPECT_EQ(dd::whole_rounds(64, 9, 2, 10, 8, 130, 161), 8u);
+  EXPECT_EQ(dd::whole_rounds(64, 9, 2, 10, 8, 130, 200), 10u) << "the GPUs far behind: the higher round";
+  EXPECT_EQ(dd::whole_rounds(64, 9, 2, 8, 8, 130, 200), 8u) << "never above most";
+  EXPECT_EQ(dd::whole_rounds(64, 13, 15, 15, 13, 32, 30), 13u) << "one round of 15 workers: as asked";
+  EXPECT_EQ(dd::whole_rounds(64, 10, 2, 12, 8, 130, 161), 10u) << "whole rounds already";
+  EXPECT_EQ(dd::whole_rounds(64, 9, 2, 12, 0, NAN, NAN), 9u) << "nothing measured to scale from";
+  EXPECT_EQ(dd::whole_rounds(64, 9, 1, 12, 8, 130, 161), 9u) << "one worker: every count is whole";
+}
+
 TEST(DtpsUnits, TheCpuClassNeverTakesMoreThanItEndsWithinTheGpusTime) {
   EXPECT_EQ(dd::max_cpu_units(64, 31.96, 15, 0.624, 1), 15u) << "one round of the 15 cores in 39.9 ms";
   EXPECT_EQ(dd::max_cpu_units(64, 10.0, 15, 0.624, 1), 45u) << "three rounds";
