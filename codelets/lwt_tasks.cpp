@@ -500,6 +500,15 @@ struct Handles {
         for (starpu_data_handle_t h : level)
           if (h) starpu_data_unregister(h);
   }
+  // Unit k's work strips hold nothing its later tasks read: once the tasks submitted so far
+  // end, their buffers go back to StarPU's allocation cache, where the next unit's strips of
+  // the same shape find them, so that only the units in flight hold work memory.
+  void done_with(int k) {
+    const auto i = std::size_t(k);
+    if (ranks.size > 1 && ranks.of_unit(k, plan.units()) != ranks.rank) return;
+    for (auto* v : {&b, &s, &win})
+      if (i < v->size()) starpu_data_invalidate_submit((*v)[i]);
+  }
   // Halos a unit reads: its upper neighbour's bottom rows and its lower neighbour's top.
   starpu_data_handle_t above(int l, int k) const { return k > 0 ? bot[l][k - 1] : nullptr; }
   starpu_data_handle_t below(int l, int k) const { return k + 1 < plan.units() ? top[l][k + 1] : nullptr; }
@@ -614,8 +623,12 @@ void forward(const Plan& p, Pipeline pipeline, const float* image, float* units_
         }
         Submit(kVScatter, a, stage_priority(l)).data(hd.win[k], STARPU_R).data(hd.out[k], out_mode).go();
       }
-      // The unit's coefficients may go home as soon as its last task ends.
-      if (l == L - 1) starpu_data_wont_use(hd.out[k]);
+      // The unit's coefficients may go home as soon as its last task ends, and its work
+      // strips' memory serves the units after it.
+      if (l == L - 1) {
+        starpu_data_wont_use(hd.out[k]);
+        hd.done_with(k);
+      }
     };
     wavefront(p.units(), L, horizontal, vertical);
     hd.wait();
@@ -679,7 +692,10 @@ void inverse(const Plan& p, Pipeline pipeline, const float* units_layout, float*
               .data_if(ha.above, hd.top[hl][k], STARPU_W).data_if(ha.below, hd.bot[hl][k], STARPU_W).go();
         }
       }
-      if (l == 0) starpu_data_wont_use(hd.out[k]);
+      if (l == 0) {
+        starpu_data_wont_use(hd.out[k]);
+        hd.done_with(k);
+      }
     };
     auto reader = [&](int j, int k) {  // vertical inverse of level L-1-j: B + halos -> S
       const int l = L - 1 - j;
