@@ -546,18 +546,26 @@ int run_filter(const Options& o) {
     std::printf("%s: %zu invalid points (%.2f%%) filled with the mean of the valid heights\n", o.in.c_str(),
                 in.invalid, 100.0 * double(in.invalid) / double(in.z.data.size()));
 
-  apps::StarpuSession session("fnn-dtps");  // the product, unless STARPU_SCHED names another
-  const lwt::Plan plan(rows, cols, o.levels, o.units, preferred_units(session, rows, cols));
-  print_setup(session, plan, o.pipeline);
   const std::size_t n = in.z.data.size();
-  HostBuffer coeffs(n);
-  std::vector<std::unique_ptr<HostBuffer>> buffers;
+  FileBuffer coeffs(n);
+  std::vector<std::unique_ptr<FileBuffer>> buffers;
   std::vector<float*> out;
   for (std::size_t b = 0; b < bands.size(); ++b) {
-    buffers.push_back(std::make_unique<HostBuffer>(n));
+    buffers.push_back(std::make_unique<FileBuffer>(n));
     out.push_back(buffers.back()->p);
   }
-  separate(session, plan, o, bands, in.z.data.data(), coeffs.p, out);
+  std::optional<lwt::Plan> plan_;
+  {  // StarPU runs for the transforms only: the parameters and the files after it (FileBuffer)
+    apps::StarpuSession session("fnn-dtps");  // the product, unless STARPU_SCHED names another
+    plan_.emplace(rows, cols, o.levels, o.units, preferred_units(session, rows, cols));
+    print_setup(session, *plan_, o.pipeline);
+    coeffs.pin(session);
+    for (auto& b : buffers) b->pin(session);
+    separate(session, *plan_, o, bands, in.z.data.data(), coeffs.p, out);
+    coeffs.unpin();
+    for (auto& b : buffers) b->unpin();
+  }
+  const lwt::Plan& plan = *plan_;
   std::printf("bands sum to the input: max relative error %.3g\n",
               filter::band_sum_error(std::vector<const float*>(out.begin(), out.end()), in.z.data.data(), n));
   if (in.invalid)
