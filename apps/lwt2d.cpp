@@ -166,7 +166,7 @@ using HostBuffer = apps::HostArray<float>;  // pinned where CUDA workers exist
 // where CUDA workers exist (starpu_memory_pin), as HostArray's memory is.
 class FileBuffer {
  public:
-  explicit FileBuffer(std::size_t count) : n(count), bytes_((count * sizeof(float) + 4095) / 4096 * 4096) {
+  explicit FileBuffer(std::size_t count) : bytes_((count * sizeof(float) + 4095) / 4096 * 4096) {
     void* m = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED) throw std::runtime_error("out of host memory for " + std::to_string(bytes_) + " bytes");
     ::madvise(m, bytes_, MADV_HUGEPAGE);  // 512 times fewer page faults as the file fills it
@@ -184,10 +184,9 @@ class FileBuffer {
     pinned_ = false;
   }
   float* p = nullptr;
-  const std::size_t n;
 
  private:
-  std::size_t bytes_;
+  std::size_t bytes_;  // whole pages, as cudaHostRegister wants
   bool pinned_ = false;
 };
 

@@ -482,9 +482,10 @@ struct BatchEnd {
 // codelet opens. Only for a batch of local units (dd::kLocalShare) on both classes. Until
 // seed 001 has measured a split, the model's (seed 000 eq. (7), whole units); then seed 001's
 // alpha as a count of units, in whole rounds of the CPU workers (dd::whole_rounds). Never more
-// than the CPU class can end within the GPU class's time for the whole batch. A unit's time on the GPU class is the batch's makespan over its units
-// when that class last ran it alone: the unit's transfers in and out are most of it (a
-// strip's kernels take a fraction of its PCIe time), and StarPU's models time kernels only.
+// than the CPU class can end within the GPU class's time for the whole batch. A unit's time on
+// the GPU class is the batch's makespan over its units when that class last ran it alone: the
+// unit's transfers in and out are most of it (a strip's kernels take a fraction of its PCIe
+// time), and StarPU's models time kernels only.
 // On a core: the cost model's times (arch_us) summed over the unit's tasks. Under batch_mutex.
 void plan_units(Policy& p, const BatchEnd& b, Policy::Opened& opened, bool cold) {
   CodeletState* dominant = b.dominant;

@@ -115,9 +115,9 @@ class TaskCosts {
 // fixed + work / throughput fitted to the (work, us) points, pulled towards `prior`: least
 // squares in relative error with the prior's two parameters as two more observations, each
 // timing kFitNoise relative, the prior kPriorSpread (a peak rate says little). A few sizes of
-// one kind then move only the parameter they measure: the inverse's first tasks, a coarse level's, are nearly all fixed
-// cost and leave the throughput at the prior's, where a plain fit through them would give the
-// fine levels a time hundreds of times too long. The fixed cost stays in [0, the smallest
+// one kind then move only the parameter they measure: the inverse's first tasks, a coarse
+// level's, are nearly all fixed cost and leave the throughput at the prior's, where a plain fit
+// through them would give the fine levels a time hundreds of times too long. The fixed cost stays in [0, the smallest
 // time], the throughput positive.
 constexpr double kFitNoise = 0.1, kPriorSpread = 10;
 ArchPrior fit_affine(const std::vector<TaskCosts::Size>& points, const ArchPrior& prior);
