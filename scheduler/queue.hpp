@@ -1,8 +1,8 @@
 // A worker's queue of ready tasks (DESIGN §6), StarPU's dmdas/dmdar craft without StarPU:
 // - sorted by priority, higher first; within a priority, by push order (as
 //   starpu_st_fifo_taskq_push_sorted_task keeps its fifos);
-// - pop takes, among the tasks of the head's priority, the first whose data is already on the
-//   worker's memory node, else the one with the least missing (as
+// - pop takes, among the tasks of the head's priority, the first that can start at once (its
+//   data on the worker's memory node), else the one with the least in its way (as
 //   starpu_st_fifo_taskq_pop_first_ready_task does for dmdar and dmdas);
 // - re-balancing takes from the back (the lowest priority, pushed last).
 // Not thread-safe: the policy holds the owning worker's queue mutex around every call.
@@ -44,7 +44,8 @@ class TaskQueue {
     q_.insert(it, t);
   }
 
-  // `missing(task)` is how much of the task's data is not on the worker's node yet (0: ready).
+  // `missing(task)` is how much keeps the task from starting at once (0: nothing): its data not
+  // yet on the worker's node, and what the policy adds (pop_cost).
   // Scans the head's priority only: a ready task never overtakes a higher-priority one.
   template <class Missing>
   bool pop_ready(QueuedTask* out, Missing&& missing) {

@@ -44,4 +44,13 @@ double unallocated_bytes(starpu_task* task, unsigned node) {
   return bytes;
 }
 
+double unallocated_share(starpu_task* task, unsigned node) {
+  double fresh = 0, all = 0;
+  for_each_owned(task, [&](const Buffer& b) {
+    all += b.bytes;
+    if (!starpu_data_test_if_allocated_on_node(b.handle, node)) fresh += b.bytes;
+  });
+  return all > 0 ? fresh / all : 0;
+}
+
 }  // namespace sched::task_info

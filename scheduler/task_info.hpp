@@ -89,5 +89,7 @@ Unit unit(starpu_task* task);
 double missing_on(starpu_task* task, unsigned node);
 // Bytes of the owned buffers that have no allocation on `node` yet.
 double unallocated_bytes(starpu_task* task, unsigned node);
+// The share of the owned buffers' bytes that have no allocation on `node` yet (0 without data).
+double unallocated_share(starpu_task* task, unsigned node);
 
 }  // namespace sched::task_info
