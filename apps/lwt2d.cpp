@@ -9,7 +9,6 @@
 // Coefficients are in the standard Mallat layout (DESIGN §4.1). The scheduler and workers
 // come from StarPU's environment (STARPU_SCHED, STARPU_NCPU, STARPU_NCUDA, ...).
 #include <malloc.h>
-#include <sys/mman.h>
 #include <unistd.h>
 #include <starpu.h>
 
@@ -159,36 +158,7 @@ Options parse(int argc, char** argv) {
 }
 
 using HostBuffer = apps::HostArray<float>;  // pinned where CUDA workers exist
-
-// Host memory that a command fills before StarPU starts and uses after StarPU stops: StarPU's
-// idle workers poll their cores, and a file read or written beside them shares a core with
-// one (on 2 cores an 8192^2 forward spent 3 of its 6 s so). While StarPU runs it is pinned
-// where CUDA workers exist (starpu_memory_pin), as HostArray's memory is.
-class FileBuffer {
- public:
-  explicit FileBuffer(std::size_t count) : bytes_((count * sizeof(float) + 4095) / 4096 * 4096) {
-    void* m = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED) throw std::runtime_error("out of host memory for " + std::to_string(bytes_) + " bytes");
-    ::madvise(m, bytes_, MADV_HUGEPAGE);  // 512 times fewer page faults as the file fills it
-    p = static_cast<float*>(m);
-  }
-  ~FileBuffer() {
-    unpin();
-    ::munmap(p, bytes_);
-  }
-  FileBuffer(const FileBuffer&) = delete;
-  FileBuffer& operator=(const FileBuffer&) = delete;
-  void pin(const apps::StarpuSession& s) { pinned_ = s.cuda_workers() > 0 && starpu_memory_pin(p, bytes_) == 0; }
-  void unpin() {  // before StarPU stops
-    if (pinned_) starpu_memory_unpin(p, bytes_);
-    pinned_ = false;
-  }
-  float* p = nullptr;
-
- private:
-  std::size_t bytes_;  // whole pages, as cudaHostRegister wants
-  bool pinned_ = false;
-};
+using apps::FileBuffer;
 
 // "R x C", and the samples as bytes of float32.
 std::string dims(long long rows, long long cols) { return std::to_string(rows) + " x " + std::to_string(cols); }

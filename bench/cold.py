@@ -33,6 +33,14 @@ process varies by 20% from the next: a single sample separates little). Every pr
 STARPU_SILENT=1; other StarPU variables of the environment (STARPU_NCPU...) apply to every
 configuration.
 
+The floor: before a (command, size)'s configurations in each round, lwt2d-floor (bench/floor.cpp)
+reads the same input with forward's calls, starts and stops StarPU (eager, the configuration's
+workers: one floor for StarPU's default workers, one for gpu-alone's), and writes the array as
+many times as the command writes outputs (filter: once per band; from the .npy surface also
+with --filter-input x3p). It is what a command's whole time cannot go below on this machine;
+the table gives it, and each process's wall time over it. Without lwt2d-floor in the build
+(an older --build), no floor.
+
 Per process: the transform's time as the app prints it (forward, inverse: their `forward  N ms`
 line; filter: RESULT filter_ms, its forward and band inverses), the process's wall time from
 start to exit (what a user waits) and its peak RSS (wait4). Output: a table on stdout (per
@@ -218,6 +226,8 @@ class Bench:
     def __init__(self, args):
         self.args = args
         self.lwt2d = os.path.join(args.build, "bin", "lwt2d")
+        self.floor = os.path.join(args.build, "bin", "lwt2d-floor")
+        self.floors = []  # the floor keys of the configurations, in order
         self.out = args.out
         self.logs = os.path.join(self.out, "logs")
         self.work = os.path.join(self.out, "work")
@@ -289,6 +299,37 @@ class Bench:
                 return {"inverse": f"coefficients {size}: {why(p)}"}
         return {}
 
+    def floor_key(self, cfg):
+        """The floor a configuration's processes are judged against: its environment but the
+        policy (floor, floor+STARPU_NCPU=0)."""
+        env = {k: v for k, v in config_env(cfg).items() if k != "STARPU_SCHED"}
+        return "floor" + "".join(f"+{k}={v}" for k, v in sorted(env.items()))
+
+    def run_floor(self, cmd, size, key, rnd):
+        """lwt2d-floor for (cmd, size) with `key`'s workers: a CSV row of config `key`."""
+        a = self.args
+        name = f"{cmd}-{size}-{key}" + (f"-round{rnd}" if a.rounds > 1 else "")
+        home = os.path.join(self.out, "homes", name)
+        self.fresh_home(home)
+        extra = dict(STARPU_SCHED="eager", STARPU_HOME=home, FNNDTPS_MODEL_DIR=os.path.join(self.out, "models", name))
+        for kv in key.split("+")[1:]:
+            var, _, val = kv.partition("=")
+            extra[var] = val
+        src = os.path.join(self.inputs, f"surface-{size}.npy") if cmd != "inverse" else self.coeffs(size)
+        dest = os.path.join(self.work, "floor")
+        remove(dest)
+        os.makedirs(dest)
+        outs = [os.path.join(dest, f"out{i}.npy") for i in range(a.bands.count("=") if cmd == "filter" else 1)]
+        argv = [self.floor] + ["--in", src] + [x for o in outs for x in ("--out", o)]
+        logpath = os.path.join(self.logs, f"{name}.log")
+        open(logpath, "w").close()
+        p = run_process(argv, self.env(extra), a.timeout, logpath, extra)
+        ok = p.rc == 0 and result_fields(p.out, "floor")
+        if not ok:
+            log(f"cold.py: {name} failed: {why(p)} (log: {logpath})")
+        self.add(cmd, size, key, rnd, 1, "ok" if ok else "timeout" if p.timed_out else "failed", None, p.wall_ms, p.rss_kb)
+        remove(dest)
+
     def coeffs(self, size):
         return os.path.join(self.inputs, f"coeffs-{size}-L{self.args.levels}.npy")
 
@@ -341,6 +382,11 @@ class Bench:
         jobs = [(cmd, size, cfg) for cmd in a.commands for size in a.sizes for cfg in a.configs]
         skipped = lambda cfg: cfg.split("+")[0] in skip  # noqa: E731
         total = a.rounds * sum(a.runs for cmd, size, cfg in jobs if not skipped(cfg) and (cmd, size) not in broken)
+        if os.access(self.floor, os.X_OK):
+            self.floors = list(dict.fromkeys(self.floor_key(c) for c in a.configs if not skipped(c)))
+        else:
+            log(f"cold.py: note: {self.floor} not built: no floor")
+        floored = set()
         k = 0
         # Rounds interleaved: round 1 of every configuration, then round 2, so that a drift of
         # the machine over the bench spreads over all of them.
@@ -349,6 +395,11 @@ class Bench:
                 for run in range(1, a.runs + 1):
                     self.add(cmd, size, cfg, rnd, run, "skipped" if skipped(cfg) else "failed")
                 continue
+            key = self.floor_key(cfg)
+            if self.floors and (rnd, cmd, size, key) not in floored:
+                floored.add((rnd, cmd, size, key))
+                log(f"[floor] {cmd} {size} {key}" + (f" round {rnd}" if a.rounds > 1 else ""))
+                self.run_floor(cmd, size, key, rnd)
             name = f"{cmd}-{size}-{cfg}" + (f"-round{rnd}" if a.rounds > 1 else "")
             home = os.path.join(self.out, "homes", name)
             models = os.path.join(self.out, "models", name)
@@ -404,7 +455,32 @@ class Bench:
         """Run `run`'s value (its median over the rounds), None where none ended ok."""
         ok = [get(r) for r in self.rows
               if (r["command"], r["size"], r["config"], r["run"]) == (cmd, size, cfg, run) and r["status"] == "ok"]
+        ok = [v for v in ok if v is not None]
         return statistics.median(ok) if ok else None
+
+    def floor_ms(self, cmd, size, key):
+        """The floor's wall ms, its median over the rounds; None where none ended ok."""
+        return self.value(cmd, size, key, 1, lambda r: r["process_ms"])
+
+    def floor_block(self):
+        a = self.args
+        head = ["command", "size"] + self.floors
+        grid = [head] + [[cmd, str(size)] + [fmt(self.floor_ms(cmd, size, key), ".0f") if self.floor_ms(cmd, size, key)
+                                             else "-" for key in self.floors]
+                         for cmd in a.commands for size in a.sizes]
+        return self.grid_text("floor wall ms (lwt2d-floor: read the input, start and stop StarPU, write the "
+                              "command's outputs; +VAR: those workers):", grid)
+
+    def over_floor(self, r):
+        f = self.floor_ms(r["command"], r["size"], self.floor_key(r["config"]))
+        return r["process_ms"] / f if f and r["process_ms"] else None
+
+    def grid_text(self, title, grid):
+        widths = [max(len(row[i]) for row in grid) for i in range(len(grid[0]))]
+        text = [title]
+        for row in grid:
+            text.append("  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))))
+        return "\n".join(text) + "\n"
 
     def block(self, title, get, spec, ratios):
         a = self.args
@@ -420,11 +496,7 @@ class Bench:
                     mine = [self.value(cmd, size, "fnn-dtps", run, get) for run in (1, 2)]
                     line.append(" / ".join("-" if m is None or not base else f"{m / base:.2f}" for m in mine))
                 grid.append(line)
-        widths = [max(len(row[i]) for row in grid) for i in range(len(head))]
-        text = [title]
-        for row in grid:
-            text.append("  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))))
-        return "\n".join(text) + "\n"
+        return self.grid_text(title, grid)
 
     def table(self):
         a = self.args
@@ -443,7 +515,9 @@ class Bench:
                 self.block(f"transform ms as the app prints it, {runs}:", lambda r: r["transform_ms"], ".2f", True)
                 + "\n" + self.block(f"process wall ms, {runs}:", lambda r: r["process_ms"], ".0f", True)
                 + "\n" + self.block(f"peak RSS MiB, {runs}:", lambda r: r["peak_rss_kb"] and r["peak_rss_kb"] / 1024,
-                                     ".0f", False))
+                                     ".0f", False)
+                + ("\n" + self.floor_block() + "\n" + self.block(f"process wall over its floor, {runs}:", self.over_floor,
+                                                                 ".2f", False) if self.floors else ""))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -14,7 +14,8 @@
 #   tests/test_bench.sh cold COLD_PY BUILD_DIR
 #     bench/cold.py --quick on a 256 x 256 surface, fnn-dtps and dmdas (and gpu-alone, skipped
 #     without a GPU), 2 processes each: two rows with numbers per command and configuration, one
-#     log per process, the table printed and written; run 1 started from the calibrated bus
+#     log per process, the table printed and written, the floor (lwt2d-floor) per command run
+#     under eager with 1 or 3 outputs; run 1 started from the calibrated bus
 #     alone and run 2 from the model folder run 1 left; a process past its timeout is a row
 #     marked timeout (exit 1); bad options are one line and exit 2, also through compare.py --cold.
 #   tests/test_bench.sh perturb PERTURB
@@ -170,6 +171,8 @@ elif [[ $mode == cold ]]; then
   check "table printed and written to cold.txt" cmp -s "$dir/stdout" "$dir/out/cold.txt"
   check "table: the ratio columns" grep -Eq 'fnn-dtps/gpu-alone run1 +fnn-dtps/dmdas run1$' "$dir/stdout"
   # fnn-dtps's run 1 / run 2, dmdas's, gpu-alone's (skipped without a GPU), then two ratios each.
+  check "table: the floor, and each run over it" \
+    bash -c "grep -q '^floor wall ms' '$dir/stdout' && grep -q '^process wall over its floor, run 1 / run 2:' '$dir/stdout'"
   check "table: forward 256 row with both runs and the ratio to dmdas" \
     grep -Eq '^forward +256 +[0-9.]+ / [0-9.]+ +[0-9.]+ / [0-9.]+ +(skipped|[0-9.]+ / [0-9.]+) +(- / -|[0-9.]+ / [0-9.]+) +[0-9.]+ / [0-9.]+$' \
     "$dir/stdout"
@@ -227,8 +230,22 @@ for cmd in ("forward", "inverse", "filter"):
 skipped = [r for r in rows if r["config"] == "gpu-alone"]
 if not gpu and (len(skipped) != 6 or any(r["status"] != "skipped" or r["transform_ms"] for r in skipped)):
     problems.append(f"gpu-alone without a GPU: {skipped}")
-if len(rows) != 18:
-    problems.append(f"{len(rows)} rows, expected 18")
+# The floor (lwt2d-floor): one per command, and gpu-alone's workers' own with a GPU.
+floors = ["floor"] + (["floor+STARPU_NCPU=0"] if gpu else [])
+for cmd in ("forward", "inverse", "filter"):
+    for key in floors:
+        mine = [r for r in rows if r["command"] == cmd and r["config"] == key]
+        if len(mine) != 1 or mine[0]["status"] != "ok" or not float(mine[0]["process_ms"] or 0) > 0:
+            problems.append(f"{cmd} {key}: {mine}")
+            continue
+        head = open(os.path.join(out, "logs", f"{cmd}-256-{key}.log")).read().splitlines()[0]
+        want = 3 if cmd == "filter" else 1
+        if "STARPU_SCHED='eager'" not in head or head.count(" --out ") != want:
+            problems.append(f"{cmd} {key}: not eager with {want} output(s): {head}")
+        if (key != "floor") != ("STARPU_NCPU='0'" in head):
+            problems.append(f"{cmd} {key}: STARPU_NCPU wrong in {head}")
+if len(rows) != 18 + 3 * len(floors):
+    problems.append(f"{len(rows)} rows, expected {18 + 3 * len(floors)}")
 print("\n".join(problems)) if problems else None
 sys.exit(1 if problems else 0)
 PY
@@ -247,7 +264,7 @@ PY
   check "rounds: one row per round" test "$(grep -c '^forward,256,dmdas,[12],1,[0-9.]*,[0-9.]*,[0-9]*,ok$' "$dir/r/cold.csv")" -eq 2
   check "rounds: a log per round" test -s "$dir/r/logs/forward-256-dmdas-round2-run1.log"
   check "rounds: fresh folders per round" test -d "$dir/r/models/forward-256-dmdas-round1" -a -d "$dir/r/models/forward-256-dmdas-round2"
-  median=$("$PY" -c "import csv,statistics,sys; print(f'{statistics.median(float(r[\"transform_ms\"]) for r in csv.DictReader(open(sys.argv[1]))):.2f}')" "$dir/r/cold.csv")
+  median=$("$PY" -c "import csv,statistics,sys; print(f'{statistics.median(float(r[\"transform_ms\"]) for r in csv.DictReader(open(sys.argv[1])) if r[\"config\"] == \"dmdas\"):.2f}')" "$dir/r/cold.csv")
   check "rounds: the cell is the rounds' median ($median)" grep -Eq "^forward +256 +$median$" "$dir/r/cold.txt"
   check "rounds: the table says so" grep -q "each the median of 2 rounds" "$dir/r/cold.txt"
   # Bad options: one line on stderr, nothing on stdout, exit 2; through compare.py --cold too.
