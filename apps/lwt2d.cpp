@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -235,14 +236,13 @@ int run_file(const Options& o) {
     plan.emplace(shape.rows, shape.cols, o.levels, o.units, preferred_units(session, shape.rows, shape.cols));
     print_setup(session, *plan, o.pipeline);
     if (!fwd) plan->from_mallat(out.p, in.p);
-    in.pin(session), out.pin(session);
+    const apps::Pinned pinned(session, {&in, &out});
     std::vector<lwt::WorkerStats> stats;
     const double t0 = starpu_timing_now();
     if (fwd) lwt::forward(*plan, o.pipeline, in.p, out.p, &stats);
     else lwt::inverse(*plan, o.pipeline, in.p, out.p, &stats);
     apps::trace_span(o.command, t0);
     report(fwd ? "forward" : "inverse", seconds_since(t0), n, stats);
-    in.unpin(), out.unpin();
   }
   if (fwd) plan->to_mallat(out.p, in.p);
   const float* result = fwd ? in.p : out.p;
@@ -407,37 +407,48 @@ std::vector<bool> fill_invalid(std::vector<float>& z) {
   return invalid;
 }
 
-void print_params(const char* name, const float* z, std::size_t n, double scale, const std::string& levels) {
-  const filter::HeightParams p = filter::height_params(z, n);
+void print_params(const char* name, const filter::HeightParams& p, double scale, const std::string& levels) {
   std::printf("%-10s %12.6g %12.6g %12.6g %12.6g %12.6g %12.6g %12.6g   %s\n", name, p.sa * scale,
               p.sq * scale, p.sp * scale, p.sv * scale, p.sz * scale, p.ssk, p.sku, levels.c_str());
 }
 
+// starpu_pause() for a scope: StarPU's workers wait on a condition instead of polling the cores
+// that the host's own work needs, and resume however the scope ends (starpu_shutdown wants
+// every pause undone).
+struct PausedStarpu {
+  PausedStarpu() { starpu_pause(); }
+  ~PausedStarpu() { starpu_resume(); }
+  PausedStarpu(const PausedStarpu&) = delete;
+  PausedStarpu& operator=(const PausedStarpu&) = delete;
+};
+
 // The forward transform once, then per band an inverse of its levels alone, all as StarPU
-// tasks (each unit's first inverse task zeroes the other levels where it runs), into `bands`
-// (pinned, like every buffer StarPU transfers). `coeffs` keeps the transform in the unit layout.
+// tasks (each unit's first inverse task zeroes the other levels where it runs), into `band`,
+// one band after the other: `done(b)` takes band b with StarPU paused, and the next inverse
+// overwrites it, so that no band is held longer than it takes to write it. `coeffs` keeps the
+// transform in the unit layout. filter_ms is the transforms' time, without done()'s.
 void separate(const apps::StarpuSession& session, const lwt::Plan& plan, const Options& o,
-              const std::vector<filter::Band>& bands, const float* input, float* coeffs,
-              const std::vector<float*>& out) {
+              const std::vector<filter::Band>& bands, const float* input, float* coeffs, float* band,
+              const std::function<void(std::size_t)>& done) {
   const std::size_t n = std::size_t(plan.height()) * std::size_t(plan.width());
-  HostBuffer x(n);
-  std::memcpy(x.p, input, n * sizeof(float));
   std::vector<lwt::WorkerStats> stats;
-  const double t_all = starpu_timing_now();
   double t0 = starpu_timing_now();
-  lwt::forward(plan, o.pipeline, x.p, coeffs, &stats);
+  lwt::forward(plan, o.pipeline, input, coeffs, &stats);
   session.end_job();
   const double forward_s = seconds_since(t0);
   report("forward", forward_s, n, stats);
   double inverse_s = 0;
   for (std::size_t b = 0; b < bands.size(); ++b) {
     t0 = starpu_timing_now();
-    lwt::inverse(plan, o.pipeline, coeffs, out[b], &stats, bands[b].levels());
+    lwt::inverse(plan, o.pipeline, coeffs, band, &stats, bands[b].levels());
     session.end_job();
-    inverse_s += seconds_since(t0);
-    report(bands[b].name.c_str(), seconds_since(t0), n, stats);
+    const double secs = seconds_since(t0);
+    inverse_s += secs;
+    report(bands[b].name.c_str(), secs, n, stats);
+    PausedStarpu paused;
+    done(b);
   }
-  const double secs = seconds_since(t_all);
+  const double secs = forward_s + inverse_s;
   std::printf("filter   %10.2f ms %8.2f Msamples/s (forward, %zu band inverses)\n",
               secs * 1e3, double(n) / secs / 1e6, bands.size());
   std::printf("RESULT filter policy=%s size=%dx%d levels=%d bands=%zu units=%d cpu=%u cuda=%u filter_ms=%.3f "
@@ -446,35 +457,25 @@ void separate(const apps::StarpuSession& session, const lwt::Plan& plan, const O
               session.cpu_workers(), session.cuda_workers(), secs * 1e3, forward_s * 1e3, inverse_s * 1e3);
 }
 
-void write_outputs(const Options& o, const std::vector<filter::Band>& bands, const Input& in,
-                   const std::vector<float*>& out, const lwt::Plan& plan, const float* coeffs) {
+// One band's files into the staging folder: .npy, and with --out-x3p and --png theirs.
+void write_band(const Options& o, io::Staging& stage, const std::string& name, const Input& in, const float* z) {
   const int rows = in.z.rows, cols = in.z.cols;
-  const std::size_t n = in.z.data.size();
-  io::Staging stage(o.out_dir);
-  for (std::size_t b = 0; b < bands.size(); ++b) {
-    const std::string& name = bands[b].name;
-    io::write_npy_f32(stage.path(name + ".npy"), rows, cols, out[b], o.in);
-    if (o.out_x3p) io::write_x3p(stage.path(name + ".x3p"), rows, cols, out[b], in.dx, in.dy, o.in);
-    if (o.png) {
-      std::vector<float> shown(out[b], out[b] + n);  // in micrometres where the unit is known
-      for (float& v : shown) v = float(v * (in.metres ? 1e6 : 1.0));
-      io::write_height_png(stage.path(name + ".png"), shown.data(), rows, cols, in.metres ? "um" : "", 1024, o.in);
-    }
-  }
+  io::write_npy_f32(stage.path(name + ".npy"), rows, cols, z, o.in);
+  if (o.out_x3p) io::write_x3p(stage.path(name + ".x3p"), rows, cols, z, in.dx, in.dy, o.in);
   if (o.png) {
-    std::vector<float> mallat(n);
-    plan.to_mallat(coeffs, mallat.data());
-    io::write_mosaic_png(stage.path("mosaic.png"), mallat.data(), rows, cols, o.levels, 1024, o.in);
+    std::vector<float> shown(z, z + std::size_t(rows) * std::size_t(cols));  // in micrometres where the unit is known
+    for (float& v : shown) v = float(v * (in.metres ? 1e6 : 1.0));
+    io::write_height_png(stage.path(name + ".png"), shown.data(), rows, cols, in.metres ? "um" : "", 1024, o.in);
   }
-  for (const std::string& p : stage.commit()) std::printf("wrote %s\n", p.c_str());
 }
 
-// Host memory a filter run holds at once, at least: the input, the coefficients, separate()'s
-// copy of the input, each band; the views' copies; a band's heights in float64 for X3P.
-void check_filter_memory(const Options& o, std::size_t bands, long long rows, long long cols) {
-  const double arrays = 3.0 + double(bands) + (o.png ? 2 : 0) + (o.out_x3p ? 2 : 0);
-  apps::check_host_memory("filtering a " + dims(rows, cols) + " surface into " + std::to_string(bands) + " bands",
-                          arrays * f32_bytes(rows, cols), "give a smaller surface");
+// Host memory a filter run holds at once, at least: the input (read, then copied into the
+// buffer StarPU transforms), the coefficients, one band; the views' copies; a band's heights
+// in float64 for X3P.
+void check_filter_memory(const Options& o, long long rows, long long cols) {
+  const double arrays = 3.0 + (o.png ? 2 : 0) + (o.out_x3p ? 2 : 0);
+  apps::check_host_memory("filtering a " + dims(rows, cols) + " surface", arrays * f32_bytes(rows, cols),
+                          "give a smaller surface");
 }
 
 // Everything the user can get wrong is checked before the first transform: the spec, the
@@ -499,60 +500,65 @@ int run_filter(const Options& o) {
     for (const std::string& f : files)
       if (std::filesystem::exists(o.out_dir + "/" + f, ec)) io::check_output_file(o.out_dir + "/" + f);
   if (o.shape_rows > 0) {
-    check_filter_memory(o, bands.size(), o.shape_rows, o.shape_cols);
+    check_filter_memory(o, o.shape_rows, o.shape_cols);
   } else if (ends_with(o.in, ".npy")) {
     const io::NpyLayout shape = io::read_npy_layout(o.in, io::F64Policy::Convert);
-    check_filter_memory(o, bands.size(), shape.rows, shape.cols);
+    check_filter_memory(o, shape.rows, shape.cols);
   }
   Input in = read_input(o);
   if (o.out_x3p && !in.metres)
     throw UsageError("--out-x3p needs an X3P input (its axes give the heights' unit and spacing)");
   const int rows = in.z.rows, cols = in.z.cols;
-  check_filter_memory(o, bands.size(), rows, cols);
+  check_filter_memory(o, rows, cols);
   lwt::Plan(rows, cols, o.levels, o.units, 1);  // throws PlanError: too many levels
+  const std::size_t n = in.z.data.size();
+  // The input's parameters skip its invalid points, as the bands' do (NaN there in every output).
+  for (float& v : in.z.data)
+    if (!std::isfinite(v)) v = std::numeric_limits<float>::quiet_NaN();
+  const filter::HeightParams input_params = filter::height_params(in.z.data.data(), n);
   const std::vector<bool> invalid = fill_invalid(in.z.data);
   if (in.invalid)
     std::printf("%s: %zu invalid points (%.2f%%) filled with the mean of the valid heights\n", o.in.c_str(),
-                in.invalid, 100.0 * double(in.invalid) / double(in.z.data.size()));
+                in.invalid, 100.0 * double(in.invalid) / double(n));
 
-  const std::size_t n = in.z.data.size();
-  FileBuffer coeffs(n);
-  std::vector<std::unique_ptr<FileBuffer>> buffers;
-  std::vector<float*> out;
-  for (std::size_t b = 0; b < bands.size(); ++b) {
-    buffers.push_back(std::make_unique<FileBuffer>(n));
-    out.push_back(buffers.back()->p);
-  }
+  FileBuffer surface(n), coeffs(n), band(n);
+  std::memcpy(surface.p, in.z.data.data(), n * sizeof(float));
+  std::vector<float>().swap(in.z.data);  // the surface is in `surface` from here
+  io::Staging stage(o.out_dir);
+  std::vector<filter::HeightParams> params;
+  std::optional<filter::BandResidual> residual;
   std::optional<lwt::Plan> plan_;
-  {  // StarPU runs for the transforms only: the parameters and the files after it (FileBuffer)
+  {  // StarPU runs for the transforms; paused while each band is checked and written
     apps::StarpuSession session("fnn-dtps");  // the product, unless STARPU_SCHED names another
     plan_.emplace(rows, cols, o.levels, o.units, preferred_units(session, rows, cols));
     print_setup(session, *plan_, o.pipeline);
-    coeffs.pin(session);
-    for (auto& b : buffers) b->pin(session);
-    separate(session, *plan_, o, bands, in.z.data.data(), coeffs.p, out);
-    coeffs.unpin();
-    for (auto& b : buffers) b->unpin();
+    const apps::Pinned pinned(session, {&surface, &coeffs, &band});
+    separate(session, *plan_, o, bands, surface.p, coeffs.p, band.p, [&](std::size_t b) {
+      if (!residual) residual.emplace(surface.p, n);  // the forward is done with the surface
+      residual->subtract(band.p);
+      if (in.invalid)
+        for (std::size_t i = 0; i < n; ++i)
+          if (invalid[i]) band.p[i] = std::numeric_limits<float>::quiet_NaN();
+      params.push_back(filter::height_params(band.p, n));
+      write_band(o, stage, bands[b].name, in, band.p);
+    });
   }
-  const lwt::Plan& plan = *plan_;
-  std::printf("bands sum to the input: max relative error %.3g\n",
-              filter::band_sum_error(std::vector<const float*>(out.begin(), out.end()), in.z.data.data(), n));
-  if (in.invalid)
-    for (std::size_t i = 0; i < n; ++i)
-      if (invalid[i]) {
-        in.z.data[i] = std::numeric_limits<float>::quiet_NaN();
-        for (float* b : out) b[i] = std::numeric_limits<float>::quiet_NaN();
-      }
+  std::printf("bands sum to the input: max relative error %.3g\n", residual->relative_error());
   const double to_unit = in.metres ? 1e6 : 1.0;
   std::printf("ISO 25178-2 height parameters, mean removed%s:\n%-10s %12s %12s %12s %12s %12s %12s %12s   %s\n",
               in.metres ? " (Sa..Sz in um; the band files in metres, as the input)"
                         : " (Sa..Sz and the band files in the input's unit)",
               "band", "Sa", "Sq", "Sp",
               "Sv", "Sz", "Ssk", "Sku", "levels");
-  print_params("input", in.z.data.data(), n, to_unit, "all");
+  print_params("input", input_params, to_unit, "all");
   for (std::size_t b = 0; b < bands.size(); ++b)
-    print_params(bands[b].name.c_str(), out[b], n, to_unit, bands[b].levels_text());
-  write_outputs(o, bands, in, out, plan, coeffs.p);
+    print_params(bands[b].name.c_str(), params[b], to_unit, bands[b].levels_text());
+  if (o.png) {
+    std::vector<float> mallat(n);
+    plan_->to_mallat(coeffs.p, mallat.data());
+    io::write_mosaic_png(stage.path("mosaic.png"), mallat.data(), rows, cols, o.levels, 1024, o.in);
+  }
+  for (const std::string& p : stage.commit()) std::printf("wrote %s\n", p.c_str());
   return 0;
 }
 

@@ -9,7 +9,9 @@
 #include <cstddef>
 #include <stdexcept>
 #include <string>
+#include <initializer_list>
 #include <utility>
+#include <vector>
 
 #include "apps/cli.hpp"  // UsageError
 
@@ -103,7 +105,7 @@ class FileBuffer {
   FileBuffer(const FileBuffer&) = delete;
   FileBuffer& operator=(const FileBuffer&) = delete;
   void pin(const StarpuSession& s) { pinned_ = s.cuda_workers() > 0 && starpu_memory_pin(p, bytes_) == 0; }
-  void unpin() {  // before StarPU stops
+  void unpin() {  // before StarPU stops (Pinned)
     if (pinned_) starpu_memory_unpin(p, bytes_);
     pinned_ = false;
   }
@@ -112,6 +114,23 @@ class FileBuffer {
  private:
   std::size_t bytes_;  // whole pages, as cudaHostRegister wants
   bool pinned_ = false;
+};
+
+// FileBuffers pinned for a scope inside a StarpuSession's: unpinned however the scope ends,
+// before StarPU stops.
+class Pinned {
+ public:
+  Pinned(const StarpuSession& s, std::initializer_list<FileBuffer*> buffers) : b_(buffers) {
+    for (FileBuffer* b : b_) b->pin(s);
+  }
+  ~Pinned() {
+    for (FileBuffer* b : b_) b->unpin();
+  }
+  Pinned(const Pinned&) = delete;
+  Pinned& operator=(const Pinned&) = delete;
+
+ private:
+  std::vector<FileBuffer*> b_;
 };
 
 }  // namespace apps

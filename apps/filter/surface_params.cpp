@@ -91,25 +91,31 @@ HeightParams height_params(const float* z, std::size_t n) {
   return p;
 }
 
-double band_sum_error(const std::vector<const float*>& bands, const float* input, std::size_t n) {
-  struct Worst {
-    double error = 0, scale = 0;
-  };
-  Worst all;
-  for (const Worst& w : chunked<Worst>(n, [&](std::size_t b, std::size_t e) {
-         Worst w;
-         for (std::size_t i = b; i < e; ++i) {
-           double sum = 0;
-           for (const float* band : bands) sum += band[i];
-           w.error = std::max(w.error, std::fabs(sum - double(input[i])));
-           w.scale = std::max(w.scale, std::fabs(double(input[i])));
-         }
-         return w;
-       })) {
-    all.error = std::max(all.error, w.error);
-    all.scale = std::max(all.scale, w.scale);
-  }
-  return all.scale > 0 ? all.error / all.scale : all.error;
+BandResidual::BandResidual(float* input, std::size_t n) : r_(input), n_(n) {
+  for (double m : chunked<double>(n, [input](std::size_t b, std::size_t e) {
+         double m = 0;
+         for (std::size_t i = b; i < e; ++i) m = std::max(m, std::fabs(double(input[i])));
+         return m;
+       }))
+    scale_ = std::max(scale_, m);
+}
+
+void BandResidual::subtract(const float* band) {
+  chunked<char>(n_, [this, band](std::size_t b, std::size_t e) {
+    for (std::size_t i = b; i < e; ++i) r_[i] -= band[i];
+    return char(0);
+  });
+}
+
+double BandResidual::relative_error() const {
+  double error = 0;
+  for (double m : chunked<double>(n_, [this](std::size_t b, std::size_t e) {
+         double m = 0;
+         for (std::size_t i = b; i < e; ++i) m = std::max(m, std::fabs(double(r_[i])));
+         return m;
+       }))
+    error = std::max(error, m);
+  return scale_ > 0 ? error / scale_ : error;
 }
 
 }  // namespace filter
