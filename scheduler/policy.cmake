@@ -10,13 +10,17 @@ add_library(fnndtps_sched STATIC
   ${CMAKE_CURRENT_LIST_DIR}/task_info.cpp
   ${CMAKE_CURRENT_LIST_DIR}/config.cpp
   ${CMAKE_CURRENT_LIST_DIR}/policy.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/batches.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/dtps_feedback.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/fnn_speeds.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/placement.cpp
   ${CMAKE_CURRENT_LIST_DIR}/report.cpp
   ${CMAKE_CURRENT_LIST_DIR}/trace.cpp
   ${CMAKE_CURRENT_LIST_DIR}/plugin.cpp)
 target_include_directories(fnndtps_sched PUBLIC ${PROJECT_SOURCE_DIR})
 target_link_libraries(fnndtps_sched PUBLIC PkgConfig::STARPU fnn sched_probe sched_dtps fnndtps_emulation
                       PRIVATE fnndtps_warnings)
-if(FNNDTPS_SIMULATION)  # the simulated platform's description (policy.cpp, probe_options)
+if(FNNDTPS_SIMULATION)  # the simulated platform's description (fnn_speeds.cpp, probe_options)
   find_library(FNNDTPS_SIMGRID_LIB simgrid REQUIRED)
   target_link_libraries(fnndtps_sched PRIVATE ${FNNDTPS_SIMGRID_LIB})
 endif()
