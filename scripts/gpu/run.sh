@@ -19,8 +19,21 @@ export STARPU_HOSTNAME=${STARPU_HOSTNAME:-h200}
 bin=$root/.carry/bin
 # A part cut short by an outer timeout leaves its programs running (each runs under a timeout of
 # its own, in a process group of its own), and they would load the next part's measurements:
-# whatever way this script ends, none of the carried programs outlives it.
-reap() { pkill -9 -f "$bin/" 2>/dev/null; true; }
+# whatever way this script ends, what it started ends with it. By id, never by name: every
+# descendant of this script (by parent pid, while it lives), and each one's process group
+# where it is not this script's own (timeout and setsid give a program a group of its own).
+reap() {
+  local own pid pg
+  own=$(ps -o pgid= -p $$ | tr -d ' ')
+  while read -r pid pg; do
+    [[ -n $pg && $pg != "$own" ]] && kill -9 -- "-$pg" 2>/dev/null
+    kill -9 "$pid" 2>/dev/null
+  done < <(ps -eo pid=,ppid=,pgid= | awk -v root=$$ '
+    { parent[$1] = $2; group[$1] = $3 }
+    END { for (p in parent) { q = parent[p]; while (q != root && q in parent && q > 1) q = parent[q]
+                              if (q == root) print p, group[p] } }')
+  true
+}
 trap reap EXIT
 trap 'exit 143' TERM INT
 export FNN_TOOL=$bin/fnn-tool
