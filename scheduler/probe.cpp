@@ -301,7 +301,6 @@ const char* source_name(Source s) noexcept {
     case Source::ProcMeminfo: return "/proc/meminfo";
     case Source::Nvml: return "nvml";
     case Source::CudaRuntime: return "cudaMemGetInfo";
-    case Source::Caller: return "caller";
     case Source::LastValue: return "last-value";
   }
   return "?";
@@ -422,7 +421,6 @@ struct Probe::Impl {
     WorkerSpec spec;
     RawFeatures computed;            // static F, M, P
     double measured_peak = 0.0;      // > 0: replaces computed.F
-    double caller_busy = 0.0;
     Source uf_source = Source::None;
     Source um_source = Source::None;
     // Cuda only
@@ -623,8 +621,8 @@ struct Probe::Impl {
         r.UF = *uf;
         w.uf_source = Source::ProcStat;
       } else {
-        r.UF = w.caller_busy;
-        w.uf_source = Source::Caller;
+        r.UF = 0.0;
+        w.uf_source = Source::None;
       }
       if (auto um = cpu_um(now)) {
         r.UM = *um;
@@ -647,8 +645,8 @@ struct Probe::Impl {
       r.UF = *w.nvml_uf;
       w.uf_source = Source::Nvml;
     } else {
-      r.UF = w.caller_busy;
-      w.uf_source = Source::Caller;
+      r.UF = 0.0;
+      w.uf_source = Source::None;
     }
     if (w.nvml_um) {
       r.UM = *w.nvml_um;
@@ -716,11 +714,6 @@ void Probe::set_measured_peak(std::size_t worker, double gflops) {
   impl_->at(worker).measured_peak = std::isfinite(gflops) && gflops > 0.0 ? gflops : 0.0;
 }
 
-void Probe::set_busy_fraction(std::size_t worker, double fraction) {
-  std::lock_guard<std::mutex> lock(impl_->mutex_);
-  impl_->at(worker).caller_busy = clamp01(fraction);
-}
-
 RawFeatures Probe::sample(std::size_t worker) noexcept {
   if (worker >= impl_->workers.size()) return {};
   try {
@@ -739,8 +732,6 @@ std::vector<RawFeatures> Probe::sample_all() {
   for (Impl::Worker& w : impl_->workers) out.push_back(impl_->sample_locked(w, now));
   return out;
 }
-
-std::vector<fnn::Features> Probe::features() { return normalise(sample_all()); }
 
 Source Probe::uf_source(std::size_t worker) const {
   std::lock_guard<std::mutex> lock(impl_->mutex_);

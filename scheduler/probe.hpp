@@ -18,16 +18,16 @@
 //
 // Fallbacks (never a crash, never an exception out of sample()):
 //   - a CPU without cpufreq:  clock from /proc/cpuinfo "cpu MHz", else kFallbackCpuMhz;
-//   - no /proc/stat or core absent from it: UF is the caller's busy fraction
-//     (set_busy_fraction, 0 until set);
+//   - no /proc/stat or core absent from it: UF = 0 (nothing is known of other programs' load;
+//     the policy takes its own share out of UF anyway);
 //   - no /proc/meminfo: M = 0 and UM = 0;
-//   - NVML library, a symbol, nvmlInit or a per-device call missing/failing: UF is the
-//     caller's busy fraction; UM from cudaMemGetInfo when the calling thread has a CUDA context
+//   - NVML library, a symbol, nvmlInit or a per-device call missing/failing: UF = 0; UM from
+//     cudaMemGetInfo when the calling thread has a CUDA context
 //     current on that very device, else the last value obtained for that device (0 at first);
 //     the SM clock from NVML only backs up cudaDevAttrClockRate, then fallback_gpu_mhz().
 //   - no CUDA device, no driver, or a build without CUDA: cuda_devices() is empty and a
 //     CUDA worker's static features are 0 (unless ProbeOptions::gpus describes it).
-// Sources actually used are reported (Probe::uf_source / um_source) for the exit summary.
+// The sources used are reported (Probe::uf_source / um_source) in the policy's summary.
 //
 // No StarPU here: the policy maps its workers to WorkerSpec (CPU: OS cpu numbers, as in
 // /proc/stat's "cpuN"; CUDA: the runtime device ordinal) and calls the probe.
@@ -181,7 +181,7 @@ struct ProbeOptions {
 };
 
 // Where a live feature came from in the latest sample.
-enum class Source { None, ProcStat, ProcMeminfo, Nvml, CudaRuntime, Caller, LastValue };
+enum class Source { None, ProcStat, ProcMeminfo, Nvml, CudaRuntime, LastValue };
 const char* source_name(Source s) noexcept;
 
 class Probe {
@@ -202,15 +202,12 @@ class Probe {
 
   // A measured peak in GFLOP/s replaces the computed F (<= 0 or non-finite restores it).
   void set_measured_peak(std::size_t worker, double gflops);
-  // The busy fraction the scheduler measures itself (clamped to [0, 1]): UF wherever the
-  // probe has no source of its own.
-  void set_busy_fraction(std::size_t worker, double fraction);
 
   // Static plus live features. noexcept: a failing source degrades as listed above.
   RawFeatures sample(std::size_t worker) noexcept;  // worker out of range: all zero
+  // Every worker's sample at one instant, under one lock (the tests' snapshot; the policy
+  // samples worker by worker, sample_features).
   std::vector<RawFeatures> sample_all();
-  // normalise(sample_all()): the FNN's inputs, worker by worker.
-  std::vector<fnn::Features> features();
 
   Source uf_source(std::size_t worker) const;
   Source um_source(std::size_t worker) const;
@@ -221,7 +218,8 @@ class Probe {
 };
 
 // One Cpu worker per cpu listed in /proc/stat (or per cpuinfo processor, or one) and one
-// Cuda worker per CUDA device (options.gpus when set): what a node offers, for tools and tests.
+// Cuda worker per CUDA device (options.gpus when set): what a node offers, for the tests (the
+// policy describes StarPU's own workers).
 std::vector<WorkerSpec> detect_workers(const ProbeOptions& options = {});
 
 }  // namespace sched

@@ -69,15 +69,17 @@ void batch(Policy& p) {
 void summary(Policy& p) {
   std::fprintf(stderr, "fnndtps summary: policy %s, %d batches, %ld tasks moved by re-balancing%s%s\n",
                to_string(p.source), p.batches, p.moved.load(), emu::configured() ? ", " : "", emu::describe().c_str());
-  std::fprintf(stderr, "  %-24s %8s %12s %14s %10s %9s %8s\n", "worker", "tasks", "busy ms", "work", "F GFLOP/s",
-               "M GiB", "P");
+  std::fprintf(stderr, "  %-24s %8s %12s %14s %10s %9s %8s  %s\n", "worker", "tasks", "busy ms", "work", "F GFLOP/s",
+               "M GiB", "P", "UF, UM read from");
   for (WorkerSlot& s : p.workers) {
     if (!s.ever_member) continue;
     char name[64];
     starpu_worker_get_name(s.id, name, sizeof name);
     const RawFeatures f = p.probe->static_features(std::size_t(s.id));  // the FNN's F, M, P (DESIGN §5)
-    std::fprintf(stderr, "  %-24s %8lu %12.2f %14.4g %10.0f %9.1f %8.0f\n", name, s.tasks, s.busy_us / 1e3, s.work,
-                 f.F, f.M / double(1ull << 30), f.P);
+    const std::size_t w = std::size_t(s.id);
+    std::fprintf(stderr, "  %-24s %8lu %12.2f %14.4g %10.0f %9.1f %8.0f  %s, %s\n", name, s.tasks, s.busy_us / 1e3,
+                 s.work, f.F, f.M / double(1ull << 30), f.P, source_name(p.probe->uf_source(w)),
+                 source_name(p.probe->um_source(w)));
   }
   p.codelets.each([&](CodeletState& c) { codelet(p, c); });
   for (const std::string& line : p.log) std::fprintf(stderr, "  %s\n", line.c_str());

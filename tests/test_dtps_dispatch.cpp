@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "codelets/subtask_weights.hpp"
+#include "tests/dtps_decide.hpp"
 #include "scheduler/dtps_dispatch.hpp"
 
 namespace {

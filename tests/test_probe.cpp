@@ -423,11 +423,10 @@ TEST(ProbeFake, ClockFallbacks) {
   EXPECT_DOUBLE_EQ(q.static_features(0).F, sched::kFallbackCpuMhz / 1000.0);  // 1 scalar lane
   EXPECT_DOUBLE_EQ(q.static_features(0).P, 1.0);
   EXPECT_DOUBLE_EQ(q.static_features(0).M, 0.0);
-  q.set_busy_fraction(1, 0.4);
-  const sched::RawFeatures s = q.sample(1);  // no /proc/stat: the caller's busy fraction
-  EXPECT_DOUBLE_EQ(s.UF, 0.4);
+  const sched::RawFeatures s = q.sample(1);  // no /proc/stat: nothing known of others' load
+  EXPECT_EQ(s.UF, 0.0);
   EXPECT_EQ(s.UM, 0.0);
-  EXPECT_EQ(q.uf_source(1), sched::Source::Caller);
+  EXPECT_EQ(q.uf_source(1), sched::Source::None);
   EXPECT_EQ(q.um_source(1), sched::Source::None);
 }
 
@@ -448,11 +447,9 @@ TEST(ProbeFake, UfIsTheExactBusyShareBetweenTwoSnapshots) {
   EXPECT_DOUBLE_EQ(s[2].UF, (40.0 + 90.0) / 200.0);  // both cores together
   EXPECT_DOUBLE_EQ(s[3].UF, 130.0 / 200.0);          // the aggregate line
   EXPECT_EQ(p.uf_source(0), sched::Source::ProcStat);
-  // cpu5 is not in /proc/stat: the caller's fraction (0 until set).
+  // cpu5 is not in /proc/stat: no reading.
   EXPECT_EQ(s[4].UF, 0.0);
-  EXPECT_EQ(p.uf_source(4), sched::Source::Caller);
-  p.set_busy_fraction(4, 2.0);
-  EXPECT_DOUBLE_EQ(p.sample(4).UF, 1.0);  // clamped
+  EXPECT_EQ(p.uf_source(4), sched::Source::None);
   for (const sched::RawFeatures& x : s) EXPECT_DOUBLE_EQ(x.UM, 0.25);
   EXPECT_EQ(p.um_source(0), sched::Source::ProcMeminfo);
 
@@ -510,11 +507,10 @@ TEST(ProbeFake, ConcurrentSamplingStaysInRange) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 2000; ++i) {
         const auto w = static_cast<std::size_t>((t + i) % 2);
-        if (i % 100 == 0) p.set_busy_fraction(w, 0.5);
         const sched::RawFeatures s = p.sample(w);
         if (!in_unit(s.UF) || !in_unit(s.UM) || !(s.F > 0.0)) bad = true;
         if (i % 500 == 0) {
-          for (const fnn::Features& f : p.features()) {
+          for (const fnn::Features& f : sched::normalise(p.sample_all())) {
             for (double v : f.to_array()) {
               if (!in_unit(v)) bad = true;
             }
@@ -551,10 +547,9 @@ TEST(ProbeNvml, AbsentLibraryFallsBack) {
   EXPECT_EQ(s3.M, 0.0);
   EXPECT_EQ(s3.P, 0.0);
 
-  p.set_busy_fraction(0, 0.75);
   const sched::RawFeatures live = p.sample(0);
-  EXPECT_DOUBLE_EQ(live.UF, 0.75);
-  EXPECT_EQ(p.uf_source(0), sched::Source::Caller);
+  EXPECT_EQ(live.UF, 0.0);  // no NVML: no reading
+  EXPECT_EQ(p.uf_source(0), sched::Source::None);
   EXPECT_EQ(live.UM, 0.0);  // no NVML, no CUDA context on this thread
   EXPECT_EQ(p.um_source(0), sched::Source::None);
 
@@ -576,7 +571,7 @@ TEST(ProbeNvml, DefaultLibraryOnThisMachineNeverCrashes) {
     EXPECT_TRUE(in_unit(s.UM));
   }
   if (!p.nvml_available()) {
-    EXPECT_EQ(p.uf_source(0), sched::Source::Caller);
+    EXPECT_EQ(p.uf_source(0), sched::Source::None);
   }
 }
 
@@ -651,10 +646,9 @@ TEST_F(FakeNvml, FailingCallsFallBack) {
   sched::Probe p({cuda_worker(0)}, options(r, {h100(0, 1980000.0)}));
   EXPECT_DOUBLE_EQ(p.sample(0).UM, 0.25);
   state_->call_result = 999;  // NVML_ERROR_UNKNOWN
-  p.set_busy_fraction(0, 0.6);
   const sched::RawFeatures s = p.sample(0);
-  EXPECT_DOUBLE_EQ(s.UF, 0.6);
-  EXPECT_EQ(p.uf_source(0), sched::Source::Caller);
+  EXPECT_EQ(s.UF, 0.0);
+  EXPECT_EQ(p.uf_source(0), sched::Source::None);
   EXPECT_DOUBLE_EQ(s.UM, 0.25);  // the last value NVML gave
   EXPECT_EQ(p.um_source(0), sched::Source::LastValue);
 }
@@ -667,7 +661,7 @@ TEST_F(FakeNvml, FailingInitFallsBack) {
   EXPECT_EQ(state_->shutdowns, 0);
   EXPECT_NEAR(p.static_features(0).F, 66908.16, 1e-6);  // table clock, not NVML's
   EXPECT_EQ(p.sample(0).UF, 0.0);
-  EXPECT_EQ(p.uf_source(0), sched::Source::Caller);
+  EXPECT_EQ(p.uf_source(0), sched::Source::None);
 }
 
 TEST_F(FakeNvml, NoNvmlOpenedWithoutCudaWorkers) {
@@ -684,9 +678,8 @@ TEST(ProbeNvmlPartial, MissingSymbolFallsBack) {
   o.gpus = std::vector<sched::GpuInfo>{h100(0, 1980000.0)};
   sched::Probe p({cuda_worker(0)}, o);
   EXPECT_FALSE(p.nvml_available());
-  p.set_busy_fraction(0, 0.125);
-  EXPECT_DOUBLE_EQ(p.sample(0).UF, 0.125);
-  EXPECT_EQ(p.uf_source(0), sched::Source::Caller);
+  EXPECT_EQ(p.sample(0).UF, 0.0);
+  EXPECT_EQ(p.uf_source(0), sched::Source::None);
 }
 #endif  // FAKE_NVML_PATH
 
@@ -724,7 +717,7 @@ TEST(ProbeReal, ThisMachineGivesSaneFeatures) {
     EXPECT_TRUE(in_unit(s.UF)) << w << " " << s.UF;
     EXPECT_TRUE(in_unit(s.UM)) << w << " " << s.UM;
   }
-  for (const fnn::Features& f : p.features()) {
+  for (const fnn::Features& f : sched::normalise(raw)) {
     for (double v : f.to_array()) EXPECT_TRUE(in_unit(v)) << v;
   }
   // Recorded, not asserted (timings belong to bench/): /proc is read at most every 10 ms, so
