@@ -197,14 +197,11 @@ void print_setup(const apps::StarpuSession& s, const lwt::Plan& plan, lwt::Pipel
               apps::kSimulated ? " (simulated: no data computed, checks skipped)" : "");
 }
 
-// 4 units per worker, and units of at most 16 MiB: on the GPU machine the GPU alone did a
-// 16384^2 forward transform (1 GiB) in 30.4 ms as 16 units, 28.0 as 32 and 26.7 as 64, one run
-// (more units overlap its transfers with its kernels; bench/RESULTS.md, 2026-12-02 B).
-// Units of about 16 MiB, at least 8 (pipelining: a unit's output goes home while later units
-// compute). Without a GPU, also 4 per worker, so that cores balance. With one, not: a GPU pays
-// a fixed cost per task (its launches, its transfers' latency) and would run 4 units per core
-// of the node, most of them, when the cores take a small share or none (8192^2 on 1 GPU + 14
-// cores: 60 units instead of 16).
+// Units of about 16 MiB, at least 8: more units overlap a GPU's transfers with its kernels,
+// and a unit's output goes home while later units compute (bench/RESULTS.md, 2026-12-02 B).
+// Without a GPU, also 4 per worker, so that cores balance. With one, not: a GPU pays a fixed
+// cost per task (its launches, its transfers' latency) and would run 4 units per core of the
+// node, most of them, when the cores take a small share or none.
 int preferred_units(const apps::StarpuSession& s, int rows, int cols) {
   const double mib = double(rows) * double(cols) * sizeof(float) / double(1 << 20);
   const int by_size = int(std::ceil(mib / 16.0));
@@ -566,9 +563,8 @@ int run_filter(const Options& o) {
 
 int main(int argc, char** argv) {
   // Each transform's work strips are StarPU temporaries, allocated and freed per call. With
-  // glibc's defaults, blocks of a few MiB are fresh mappings every time, and the page faults
-  // of zeroing them doubled a one-worker transform (2048^2: 23 ms, 14 ms with this). Keep
-  // blocks up to 32 MiB on the heap and the heap's top mapped.
+  // glibc's defaults, blocks of a few MiB are fresh mappings every time, each page faulted in
+  // and zeroed again. Keep blocks up to 32 MiB on the heap and the heap's top mapped.
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 512 << 20);
   sched::trace::set_describer(lwt::describe_task);

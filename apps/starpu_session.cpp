@@ -146,9 +146,8 @@ StarpuSession::StarpuSession(const char* default_policy, Init init, Shutdown shu
   if (sched && *sched) check_policy_name(sched);
   const int want_cuda = env_int("STARPU_NCUDA", -1);
   // The application's thread submits every task and must keep the GPU fed: on a node whose
-  // cores are all StarPU workers it competes with them for a core (on the GPU machine a
-  // forward LWT placed wholly on the GPU took 30.9 ms with 15 CPU workers, 27.0 with 14:
-  // bench/RESULTS.md K). So, as StarPU offers, it gets a core of its own, subtracted from the
+  // cores are all StarPU workers it competes with them for a core (bench/RESULTS.md K). So,
+  // as StarPU offers, it gets a core of its own, subtracted from the
   // CPU workers, where there are enough cores for one to spare; STARPU_MAIN_THREAD_BIND=0
   // gives it back. Not simulated: the simulated node's workers are its platform's.
   if (!kSimulated && sysconf(_SC_NPROCESSORS_ONLN) >= kMinCoresToReserve) setenv("STARPU_MAIN_THREAD_BIND", "1", 0);

@@ -86,10 +86,10 @@ class StarpuSession {
   Shutdown shutdown_;
 };
 
-// Host memory that a command fills before StarPU starts and uses after StarPU stops: StarPU's
-// idle workers poll their cores, and a file read or written beside them shares a core with
-// one (on 2 cores an 8192^2 forward spent 3 of its 6 s so). While StarPU runs it is pinned
-// where CUDA workers exist (starpu_memory_pin), as HostArray's memory is.
+// Host memory that a command fills before StarPU starts and uses after StarPU stops (or while
+// it is paused): StarPU's idle workers poll their cores, and a file read or written beside
+// them shares a core with one (bench/RESULTS.md AC). While StarPU runs it is pinned where CUDA
+// workers exist (starpu_memory_pin), as HostArray's memory is.
 class FileBuffer {
  public:
   explicit FileBuffer(std::size_t count) : bytes_((count * sizeof(float) + 4095) / 4096 * 4096) {

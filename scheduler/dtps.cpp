@@ -151,9 +151,8 @@ DtpsUpdate DtpsController::end_batch(double t_cpu, double t_gpu, std::optional<d
   if (has_cpu_ && has_gpu_ && std::isfinite(throughput) && throughput > 0 && corun && !g.warmed &&
       g.alone_class >= 0) {
     // The run's first co-run after batches alone is a warm-up: the other class's buffers are
-    // allocated in it (pinned host memory: a simulated strip costs ~10 ms, the GPU node's
-    // first co-run took 105 ms against 37 after it) and its caches are cold. Neither seed 001
-    // nor the guard judges it; the guard keeps it as the latest co-run.
+    // allocated in it (pinned host memory, milliseconds a strip) and its caches are cold.
+    // Neither seed 001 nor the guard judges it; the guard keeps it as the latest co-run.
     g.warmed = true;
     DtpsUpdate u;
     u.kind = DtpsCase::Ignored;

@@ -35,8 +35,8 @@ double alloc_us(starpu_task* task, unsigned node) {
 // bytes that need new main memory. A unit's later passes mostly touch what its earlier ones
 // wrote and go first; another unit's first pass, which allocates all it writes, waits until
 // nothing else is ready. Without it a core ran every unit's first pass before any second (the
-// first passes are pushed first, at the same priority), and main memory held all the units'
-// work strips at once: a 16384^2 forward on 2 cores peaked at 3.2 GiB for its 2 GiB of images.
+// first passes are pushed first, at the same priority), and main memory would hold all the
+// units' work strips at once.
 double pop_cost(const Policy& p, const WorkerSlot& s, starpu_task* task) {
   const double missing = p.one_node ? 0.0 : task_info::missing_on(task, s.node);
   if (starpu_node_get_kind(s.node) != STARPU_CPU_RAM) return missing;

@@ -359,8 +359,7 @@ int push(starpu_task* task) {
         const double queue_end = std::max(now, get(s.pipe_end)) + queue_wait(s, task->priority);
         // GPUs that compete for a task: its transfer is charged once, as a cost beyond the GPU
         // that holds most of its data (dmda's fitness), not also as a wait before it runs:
-        // counted twice, a unit's tasks never left the GPUs that ran its first ones (simulated
-        // h200x4, LWT 16384^2: 2 of 4 GPUs did 90% of the work, 28.2 ms; charged once, 14.4).
+        // counted twice, a unit's tasks would never leave the GPUs that ran its first ones.
         const bool compete = gpus_compete && s.cuda;
         const double finish = compete ? std::max(queue_end, now) + run : expected_finish(now, queue_end, tr, run);
         // A core that must fetch the task's data from a GPU takes a unit off the node where
