@@ -118,5 +118,25 @@ if [[ $rc -eq 2 && $(grep -vc '^\[starpu\]' "$dir/e.all") -eq 1 && $left == "for
       $(cat "$dir/d/roughness.npy") == old ]]; then pass "a band that cannot be written: no band written: $(grep -v '^\[starpu\]' "$dir/e.all")"
 else fail "a band that cannot be written: exit $rc, left in the folder: $left"; cat "$dir/e.all"; fi
 
+# A signal while the bands are written (each band written as soon as its inverse ends, StarPU
+# paused): the run ends by the signal and the folder keeps none of them, nor the staging.
+"$LWT2D" generate --size 3072 --out "$dir/sig-in.npy" >/dev/null 2>&1
+for sig in TERM INT; do
+  rm -rf "$dir/sig"; mkdir "$dir/sig"
+  $PY -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' \
+    "$LWT2D" filter --in "$dir/sig-in.npy" --levels 5 --bands roughness=1-2,waviness=3-4,form=rest \
+    --out-dir "$dir/sig" >/dev/null 2>&1 &
+  pid=$!
+  for _ in $(seq 1 20000); do  # the first band's file in the staging folder
+    compgen -G "$dir/sig/.staging-*/*.npy*" >/dev/null && break
+    kill -0 $pid 2>/dev/null || break; sleep 0.002
+  done
+  kill -$sig $pid 2>/dev/null; wait $pid; rc=$?
+  left=$(ls -A "$dir/sig")
+  if [[ $rc -eq $((128 + $(kill -l $sig))) && -z $left ]]; then pass "SIG$sig while the bands are written: exit $rc, nothing left"
+  else fail "SIG$sig while the bands are written: exit $rc, left: ${left:-nothing}"; fi
+done
+rm -f "$dir/sig-in.npy"
+
 echo "lwt2d-filter-cli: $passed passed, $fails failed"
 [[ $fails -eq 0 ]]
