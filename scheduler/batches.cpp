@@ -15,43 +15,43 @@ using namespace state;
 // so). `job_end`: see dtps_feedback.
 void end_batch(Policy& p, bool force, double job_end) {
   std::lock_guard<Mutex> g(p.batch_mutex);
-  if (!p.in_batch || (!force && p.pending.load() != 0)) return;
-  ++p.batches;
+  if (!p.batch.open || (!force && p.batch.pending.load() != 0)) return;
+  ++p.batch.ended;
   if (uses_dtps(p)) {
-    Policy::Opened& opened = p.plans[p.batch_opener];
+    Opened& opened = p.split.plans[p.split.opener];
     const bool cold = opened.batches++ == 0;
     plan_units(p, dtps_feedback(p, job_end, cold), opened, cold);
   }
   if (p.cfg.verbose) report::batch(p);
-  if (p.cfg.verbose && !p.last_plan.empty()) std::fprintf(stderr, "fnndtps:   next batch: %s\n", p.last_plan.c_str());
+  if (p.cfg.verbose && !p.split.last_plan.empty()) std::fprintf(stderr, "fnndtps:   next batch: %s\n", p.split.last_plan.c_str());
   p.codelets.each([&](CodeletState& c) {  // atomics only: no codelet's mutex (train_models)
     if (uses_dtps(p)) set_cut(p, c);
     for (std::size_t w = 0; w < p.workers.size(); ++w) c.done[w].batch_work = 0;
   });
   for (WorkerSlot& s : p.workers) s.batch_busy_us = 0, s.batch_work = 0, s.batch_end_us = 0;
-  p.in_batch = false;
-  p.train_due = uses_fnn(p);  // only the FNN policies have models to train
+  p.batch.open = false;
+  p.batch.train_due = uses_fnn(p);  // only the FNN policies have models to train
 }
 
 // At a push: a batch starts when none is open; an idle gap longer than the debounce since the
 // last task ended closes the old one first (blocking drivers do not poll to notice it).
 void note_push(Policy& p, starpu_task* task, double now) {
-  const double idle = p.idle_since.load(std::memory_order_relaxed);
+  const double idle = p.batch.idle_since.load(std::memory_order_relaxed);
   if (idle >= 0) {
-    if (now - idle >= p.cfg.batch_gap_us && p.in_batch && !p.program_ends.load(std::memory_order_relaxed))
+    if (now - idle >= p.cfg.batch_gap_us && p.batch.open && !p.batch.program_ends.load(std::memory_order_relaxed))
       end_batch(p, true);
-    p.idle_since.store(-1, std::memory_order_relaxed);
+    p.batch.idle_since.store(-1, std::memory_order_relaxed);
   }
-  if (!p.in_batch.load(std::memory_order_relaxed)) {
+  if (!p.batch.open.load(std::memory_order_relaxed)) {
     std::lock_guard<Mutex> g(p.batch_mutex);
-    if (!p.in_batch) {
-      p.in_batch = true;
-      p.batch_start_us = now;
-      p.batch_id.fetch_add(1, std::memory_order_relaxed);
-      p.batch_opener = task->cl;  // its plan, if the last batch it opened left one
-      const auto plan = p.plans.find(task->cl);
-      p.plan_units = plan != p.plans.end() ? plan->second.plan.units : 0;
-      p.plan_cpu = plan != p.plans.end() ? plan->second.plan.cpu : 0;
+    if (!p.batch.open) {
+      p.batch.open = true;
+      p.batch.start_us = now;
+      p.batch.id.fetch_add(1, std::memory_order_relaxed);
+      p.split.opener = task->cl;  // its plan, if the last batch it opened left one
+      const auto plan = p.split.plans.find(task->cl);
+      p.split.plan_units = plan != p.split.plans.end() ? plan->second.plan.units : 0;
+      p.split.plan_cpu = plan != p.split.plans.end() ? plan->second.plan.cpu : 0;
       p.codelets.each([](CodeletState& c) { c.stale = true; });  // re-predict for the new batch
     }
   }
@@ -60,13 +60,13 @@ void note_push(Policy& p, starpu_task* task, double now) {
 // A worker found nothing to do: whether the batch should end, nothing having been in flight for
 // the debounce gap.
 bool batch_end_due(Policy& p, double now) {
-  if (p.pending.load(std::memory_order_relaxed) != 0 || p.program_ends.load(std::memory_order_relaxed)) return false;
-  double idle = p.idle_since.load(std::memory_order_relaxed);
+  if (p.batch.pending.load(std::memory_order_relaxed) != 0 || p.batch.program_ends.load(std::memory_order_relaxed)) return false;
+  double idle = p.batch.idle_since.load(std::memory_order_relaxed);
   if (idle < 0) {
-    p.idle_since.compare_exchange_strong(idle, now);
+    p.batch.idle_since.compare_exchange_strong(idle, now);
     return false;
   }
-  return now - idle >= p.cfg.batch_gap_us && p.in_batch.load(std::memory_order_relaxed);
+  return now - idle >= p.cfg.batch_gap_us && p.batch.open.load(std::memory_order_relaxed);
 }
 
 }  // namespace sched

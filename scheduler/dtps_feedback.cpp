@@ -68,10 +68,10 @@ UnitTable::Place unit_split(Policy& p, CodeletState& c, starpu_task* task, unsig
       cpu = costs.of(p, c, task, ctx, s.id, key);
       break;
     }
-  add_shared(p.cpu_unit_us, cpu);
+  add_shared(p.split.cpu_unit_us, cpu);
   const dd::UnitPlan plan = open_plan(p);
   bool crossing = false;
-  const int batch = p.batch_id.load(std::memory_order_relaxed);
+  const int batch = p.batch.id.load(std::memory_order_relaxed);
   const auto assign = [&](std::size_t k) {
     UnitTable::Place pl{dd::unit_class(plan, k), -1};
     if (pl.cls != 0) return pl;
@@ -88,9 +88,9 @@ UnitTable::Place unit_split(Policy& p, CodeletState& c, starpu_task* task, unsig
     }
     return pl;
   };
-  const UnitTable::Place place = p.units.place_of(u.h.data(), u.n, batch, p.batch_units, assign, crossing);
-  add_shared(p.unit_work, work);
-  if (!crossing) add_shared(p.local_work, work);
+  const UnitTable::Place place = p.split.units.place_of(u.h.data(), u.n, batch, p.split.batch_units, assign, crossing);
+  add_shared(p.split.unit_work, work);
+  if (!crossing) add_shared(p.split.local_work, work);
   return place;
 }
 
@@ -103,15 +103,15 @@ UnitTable::Place unit_split(Policy& p, CodeletState& c, starpu_task* task, unsig
 // unit's transfers in and out are most of it (a strip's kernels take a fraction of its PCIe
 // time), and StarPU's models time kernels only.
 // On a core: the cost model's times (arch_us) summed over the unit's tasks. Under batch_mutex.
-void plan_units(Policy& p, const BatchEnd& b, Policy::Opened& opened, bool cold) {
+void plan_units(Policy& p, const BatchEnd& b, Opened& opened, bool cold) {
   CodeletState* dominant = b.dominant;
-  const auto n = std::size_t(std::max(0L, p.batch_units.exchange(0)));
-  const double local = p.local_work.exchange(0), all = p.unit_work.exchange(0);
-  const double cpu = p.cpu_unit_us.exchange(0);
+  const auto n = std::size_t(std::max(0L, p.split.batch_units.exchange(0)));
+  const double local = p.split.local_work.exchange(0), all = p.split.unit_work.exchange(0);
+  const double cpu = p.split.cpu_unit_us.exchange(0);
   int k[2] = {0, 0};
   for (const WorkerSlot& s : p.workers) k[s.gpu] += s.member ? 1 : 0;
   dd::UnitPlan plan;
-  p.last_plan.clear();
+  p.split.last_plan.clear();
   if (!cold && n >= 2 && b.cpu_share < kAloneShare && b.makespan_us > 0) opened.gpu_unit_us = b.makespan_us / double(n);
   if (dominant && n >= 2 && all > 0 && local >= dd::kLocalShare * all && k[0] > 0 && k[1] > 0 &&
       std::isfinite(cpu) && cpu > 0 && std::isfinite(opened.gpu_unit_us)) {
@@ -126,7 +126,7 @@ void plan_units(Policy& p, const BatchEnd& b, Policy::Opened& opened, bool cold)
     char buf[200];
     std::snprintf(buf, sizeof buf, "%zu of %zu units to the CPU class (model %zu, seed 001 %zu, at most %zu: a unit %.3f ms on a core, %.3f ms on the GPU class)",
                   plan.splits() ? plan.cpu : 0, n, model, asked, most, cu / 1e3, gu / 1e3);
-    p.last_plan = buf;
+    p.split.last_plan = buf;
   }
   opened.plan = plan;
 }
@@ -156,8 +156,8 @@ BatchEnd dtps_feedback(Policy& p, double job_end, bool cold) {
     }
   DtpsController& ctl = p.dtps.controller(dominant->name);
   const double total = work[0] + work[1];
-  const double idle = get(p.idle_since);
-  const double start = get(p.batch_start_us), end = std::isfinite(job_end) ? job_end : idle >= 0 ? idle : now_us();
+  const double idle = get(p.batch.idle_since);
+  const double start = get(p.batch.start_us), end = std::isfinite(job_end) ? job_end : idle >= 0 ? idle : now_us();
   const double makespan = end - start;
   // Split by units, the classes barely wait on each other (one boundary of halos), so each
   // class's time is when it finished: busy time would miss the GPU's transfers, most of a
@@ -190,7 +190,7 @@ BatchEnd dtps_feedback(Policy& p, double job_end, bool cold) {
     std::fprintf(stderr,
                  "fnndtps: batch %d %s: makespan %.3f ms, T_cpu %.3f ms T_gpu %.3f ms, m %.3f (%s%s%s) alpha %.4f -> "
                  "%.4f\n",
-                 p.batches, dominant->name.c_str(), makespan / 1e3, busy[0] / 1e3, busy[1] / 1e3, u.m_before,
+                 p.batch.ended, dominant->name.c_str(), makespan / 1e3, busy[0] / 1e3, busy[1] / 1e3, u.m_before,
                  to_string(u.kind), u.reason.empty() ? "" : ": ", u.reason.c_str(), u.alpha_before, ctl.alpha());
   return {dominant, makespan, total > 0 ? work[0] / total : NAN, busy[0], busy[1]};
 }

@@ -34,6 +34,6 @@ struct BatchEnd {
 // batch, else NaN; `cold`: the first batch its opening codelet opened.
 BatchEnd dtps_feedback(state::Policy& p, double job_end, bool cold);
 // The next batch's split by units from this one's end (under batch_mutex).
-void plan_units(state::Policy& p, const BatchEnd& b, state::Policy::Opened& opened, bool cold);
+void plan_units(state::Policy& p, const BatchEnd& b, state::Opened& opened, bool cold);
 
 }  // namespace sched

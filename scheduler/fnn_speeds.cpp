@@ -41,8 +41,8 @@ namespace {
 // The codelet's task costs as an earlier process saved them (task_costs.hpp), over the priors
 // from each arch's peak rate. A corrupt or foreign file: one line, and the priors.
 void load_costs(Policy& p, CodeletState& c, bool flops_work) {
-  for (std::size_t a = 0; a < p.arch_names.size(); ++a)
-    c.costs.set_prior(a, ArchPrior::from_peak(p.arch_peak[a], p.arch_gpu[a], flops_work), p.arch_gpu[a]);
+  for (std::size_t a = 0; a < p.archs.names.size(); ++a)
+    c.costs.set_prior(a, ArchPrior::from_peak(p.archs.peak[a], p.archs.gpu[a], flops_work), p.archs.gpu[a]);
   const std::string path = model_path(p, c.name, kCostsExt);
   std::ifstream in(path, std::ios::binary);
   if (!in) return;
@@ -137,14 +137,14 @@ CodeletState& codelet_state(Policy& p, starpu_task* task) {
   if (CodeletState* c = p.codelets.find(task->cl)) return *c;
   std::lock_guard<Mutex> g(p.codelets.mutex);
   if (CodeletState* c = p.codelets.find(task->cl)) return *c;
-  auto owned = std::make_unique<CodeletState>(p.workers.size(), p.arch_names);
+  auto owned = std::make_unique<CodeletState>(p.workers.size(), p.archs.names);
   CodeletState& c = *owned;
   const char* name = starpu_task_get_name(task);
   c.name = name ? name : (task->cl->name ? task->cl->name : "unnamed");
   c.recent.resize(p.workers.size());
   load_costs(p, c, task->flops > 0);
   for (std::size_t w = 0; w < p.workers.size(); ++w)  // a slower worker of an arch: its F says how much
-    c.rel[w] = p.arch_peak[p.arch_of[w]] / std::max(p.peak[w], 1e-9) * emu::factor(int(w));
+    c.rel[w] = p.archs.peak[p.archs.of[w]] / std::max(p.archs.worker_peak[w], 1e-9) * emu::factor(int(w));
   {
     std::lock_guard<Mutex> bg(p.batch_mutex);  // the DTPS store
     if (const DtpsController* ctl = p.dtps.find(c.name); ctl && ctl->turn() > 0) c.alpha = ctl->alpha();
@@ -175,10 +175,10 @@ CodeletState& codelet_state(Policy& p, starpu_task* task) {
 // Samples every worker's live features into Policy::features. Runs on an idle worker (pop),
 // never on the push path nor before a task: /proc and NVML reads take up to milliseconds.
 void sample_features(Policy& p, double now) {
-  if (now - get(p.features_us) < kFeaturesTtlUs) return;
-  std::unique_lock<Mutex> g(p.sampling_mutex, std::try_to_lock);
+  if (now - get(p.live.sampled_us) < kFeaturesTtlUs) return;
+  std::unique_lock<Mutex> g(p.live.sampling_mutex, std::try_to_lock);
   if (!g.owns_lock()) return;
-  p.features_us = now;
+  p.live.sampled_us = now;
   std::vector<fnn::Features> f(p.workers.size());
   for (std::size_t w = 0; w < f.size(); ++w) {
     WorkerSlot& s = p.workers[w];
@@ -191,8 +191,8 @@ void sample_features(Policy& p, double now) {
     std::lock_guard<Mutex> lg(s.latest_mutex);
     s.latest = f[w];
   }
-  std::lock_guard<Mutex> fg(p.features_mutex);
-  p.features = std::move(f);
+  std::lock_guard<Mutex> fg(p.live.mutex);
+  p.live.features = std::move(f);
 }
 
 // Re-computes the codelet's speeds from its source (cost.hpp) when stale. Skips when another
@@ -211,15 +211,15 @@ void refresh_speeds(Policy& p, CodeletState& c, double now) {
     ReadLock cg(c.costs_lock);
     for (std::size_t w = 0; w < n; ++w) {
       in.gpu[w] = p.workers[w].gpu;
-      if (p.workers[w].member) in.measured[w] = c.costs.rate(p.arch_of[w]) / get(c.rel[w]);
+      if (p.workers[w].member) in.measured[w] = c.costs.rate(p.archs.of[w]) / get(c.rel[w]);
     }
   }
   if (c.model && c.trained) {  // seed 000 eq. 7: CP_i predicted from the live features
     in.ability.resize(n);
     std::vector<fnn::Features> f;
     {
-      std::lock_guard<Mutex> fg(p.features_mutex);
-      f = p.features;
+      std::lock_guard<Mutex> fg(p.live.mutex);
+      f = p.live.features;
     }
     for (std::size_t w = 0; w < n; ++w) {
       if (!p.workers[w].member) continue;
@@ -284,7 +284,7 @@ void merge_samples(WorkerSlot& s, std::size_t w, bool wait) {
 // Takes c.mutex, then (after it) batch_mutex: end_batch, which holds batch_mutex, takes no
 // codelet's mutex.
 void train_models(Policy& p) {
-  if (!p.train_due.exchange(false)) return;
+  if (!p.batch.train_due.exchange(false)) return;
   p.codelets.each([&](CodeletState& c) {
     std::string line;
     {

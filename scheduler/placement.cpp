@@ -76,7 +76,7 @@ TaskKey task_key(starpu_task* task) {
 // own time rather than a line through other sizes or a peak rate.
 double arch_us(Policy& p, CodeletState& c, starpu_task* task, unsigned ctx, int w, const TaskKey& k,
                bool* known) {
-  const std::size_t a = p.arch_of[std::size_t(w)];
+  const std::size_t a = p.archs.of[std::size_t(w)];
   if (known) *known = true;
   {
     ReadLock g(c.costs_lock);

@@ -33,7 +33,7 @@ struct ArchCosts {
   std::array<signed char, state::kMaxArchs> known;  // -1: not asked yet
   ArchCosts() { known.fill(-1); }
   double of(state::Policy& p, state::CodeletState& c, starpu_task* task, unsigned ctx, int w, const TaskKey& k, bool* kn = nullptr) {
-    const std::size_t a = p.arch_of[std::size_t(w)];
+    const std::size_t a = p.archs.of[std::size_t(w)];
     if (known[a] < 0) {
       bool is = false;
       us[a] = arch_us(p, c, task, ctx, w, k, &is);

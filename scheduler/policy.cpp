@@ -116,21 +116,21 @@ void init(unsigned ctx, SpeedSource source) {
       throw std::invalid_argument("FNNDTPS_SLOWDOWN names worker " + std::to_string(emu::last_slowdown_worker()) +
                                   " but StarPU has " + std::to_string(n) + " workers");
     p->probe = std::make_unique<Probe>(specs, probe_options());
-    p->features.resize(n);
+    p->live.features.resize(n);
     for (std::size_t w = 0; w < n; ++w) p->workers[w].peak_F = p->probe->static_features(w).F;
     // The cost model's archs: the CPU cores alike, each GPU its own (task_costs.hpp).
-    p->peak.resize(n);
-    p->arch_of.resize(n);
+    p->archs.worker_peak.resize(n);
+    p->archs.of.resize(n);
     for (std::size_t w = 0; w < n; ++w) {
       const WorkerSlot& s = p->workers[w];
       const std::string arch = s.cuda ? "cuda" + std::to_string(starpu_worker_get_devid(int(w))) : "cpu";
-      const auto it = std::find(p->arch_names.begin(), p->arch_names.end(), arch);
-      p->arch_of[w] = std::size_t(it - p->arch_names.begin());
-      if (it == p->arch_names.end()) p->arch_names.push_back(arch), p->arch_peak.push_back(0), p->arch_gpu.push_back(s.cuda);
-      p->peak[w] = s.peak_F > 0 ? s.peak_F : 1.0;
-      p->arch_peak[p->arch_of[w]] = std::max(p->arch_peak[p->arch_of[w]], p->peak[w]);
+      const auto it = std::find(p->archs.names.begin(), p->archs.names.end(), arch);
+      p->archs.of[w] = std::size_t(it - p->archs.names.begin());
+      if (it == p->archs.names.end()) p->archs.names.push_back(arch), p->archs.peak.push_back(0), p->archs.gpu.push_back(s.cuda);
+      p->archs.worker_peak[w] = s.peak_F > 0 ? s.peak_F : 1.0;
+      p->archs.peak[p->archs.of[w]] = std::max(p->archs.peak[p->archs.of[w]], p->archs.worker_peak[w]);
     }
-    if (p->arch_names.size() > kMaxArchs) throw std::runtime_error("more than 31 GPUs");
+    if (p->archs.names.size() > kMaxArchs) throw std::runtime_error("more than 31 GPUs");
     if (uses_dtps(*p)) {
       try {
         if (p->dtps.load(p->cfg.model_dir))
@@ -176,7 +176,7 @@ void add_workers(unsigned ctx, int* ids, unsigned n) {
   for (unsigned i = 0; i < n; ++i) p->workers[std::size_t(ids[i])].member = p->workers[std::size_t(ids[i])].ever_member = true;
   set_classes(*p);
   if (uses_fnn(*p)) {
-    p->features_us = -1e300;
+    p->live.sampled_us = -1e300;
     sample_features(*p, now_us());
   }
 }
@@ -194,7 +194,7 @@ void remove_workers(unsigned ctx, int* ids, unsigned n) {
     QueuedTask q;
     while (s.queue.pop_back_if(SIZE_MAX, &q, [](const QueuedTask&) { return true; })) {
       orphans.push_back(static_cast<starpu_task*>(q.task));
-      p->pending.fetch_sub(1);
+      p->batch.pending.fetch_sub(1);
       starpu_sched_ctx_list_task_counters_decrement(ctx, s.id);
     }
     publish(s);
@@ -272,7 +272,7 @@ int push(starpu_task* task) {
   Policy* p = policy_of(ctx);
   try {
     const double now = now_us();
-    p->pending.fetch_add(1);
+    p->batch.pending.fetch_add(1);
     note_push(*p, task, now);
     CodeletState& c = codelet_state(*p, task);
     const double work = task_info::work(task);
@@ -381,7 +381,7 @@ int push(starpu_task* task) {
       }
     }
     if (best < 0) {
-      p->pending.fetch_sub(1);
+      p->batch.pending.fetch_sub(1);
       return -ENODEV;  // nobody in this context can run it: StarPU reports the task
     }
     // Without a plan, a unit the GPU class started stays there: task by task, a core would
@@ -390,7 +390,7 @@ int push(starpu_task* task) {
     // started stays free: pinned to that core, every later task touching it (a factorization's
     // tiles all are) would queue behind one core.
     if (unplaced && p->workers[std::size_t(best)].gpu)
-      p->units.settle(unit.h.data(), unit.n, p->batch_id.load(std::memory_order_relaxed), UnitTable::Place{1, -1});
+      p->split.units.settle(unit.h.data(), unit.n, p->batch.id.load(std::memory_order_relaxed), UnitTable::Place{1, -1});
     enqueue(*p, task, c, ctx, best, best_predicted, work);
   } catch (const std::exception& e) {
     fail("push", e);
@@ -485,7 +485,7 @@ starpu_task* pop(unsigned ctx) {
       // A CPU worker pops only when it runs nothing: what it started and never saw end were
       // StarPU's internal tasks (no post_exec). With nothing submitted, no worker runs anything.
       if (!s.running.empty() && (!s.cuda || starpu_task_nsubmitted() == 0)) {
-        p->pending.fetch_sub(long(s.running.size()));
+        p->batch.pending.fetch_sub(long(s.running.size()));
         if (emu::configured()) p->running_in_class[s.gpu].fetch_sub(int(s.running.size()), std::memory_order_relaxed);
         s.running.clear();
       }
@@ -494,7 +494,7 @@ starpu_task* pop(unsigned ctx) {
       // and with nothing in flight (its pipeline may still run a task when it finds its queue
       // empty).
       if (!s.member || (s.cuda && (p->has_cpu.load(std::memory_order_relaxed) ||
-                                   p->pending.load(std::memory_order_relaxed) != 0)))
+                                   p->batch.pending.load(std::memory_order_relaxed) != 0)))
         return nullptr;
       // Idle workers poll: the batch counters push and post_exec write are read at most every
       // kIdleCheckUs per worker, not at every poll (the batch gap is milliseconds).
@@ -506,10 +506,10 @@ starpu_task* pop(unsigned ctx) {
       // A lone worker (the GPU alone) has no placement to predict: its thread would only
       // delay its next pop by the sampling.
       const bool sample = uses_fnn(*p) && !p->lone.load(std::memory_order_relaxed) &&
-                          now - get(p->features_us) >= kFeaturesTtlUs;
+                          now - get(p->live.sampled_us) >= kFeaturesTtlUs;
       // Nor does a GPU's thread train: a first training takes milliseconds a codelet, and the
       // program's next tasks would wait for it. deinit trains what is left.
-      const bool due = batch_end_due(*p, now), to_train = !s.cuda && p->train_due.load(std::memory_order_relaxed);
+      const bool due = batch_end_due(*p, now), to_train = !s.cuda && p->batch.train_due.load(std::memory_order_relaxed);
       if (sample || due || to_train) {
         starpu_worker_relax_on();
         if (sample) sample_features(*p, now);
@@ -556,9 +556,9 @@ void pre_exec(starpu_task* task, unsigned ctx) {
 // its time over the arch's for a footprint the arch has measured, where the arch has other
 // members to compare with (alone, rel and the arch's time would only trade places).
 void record_cost(Policy& p, CodeletState& c, int w, const Running& r, double dt) {
-  const std::size_t a = p.arch_of[std::size_t(w)];
+  const std::size_t a = p.archs.of[std::size_t(w)];
   bool shared = false;
-  for (const WorkerSlot& o : p.workers) shared = shared || (o.member && o.id != w && p.arch_of[std::size_t(o.id)] == a);
+  for (const WorkerSlot& o : p.workers) shared = shared || (o.member && o.id != w && p.archs.of[std::size_t(o.id)] == a);
   WriteLock g(c.costs_lock);
   double rel = get(c.rel[std::size_t(w)]), arch = 0;
   if (shared && c.costs.size_us(a, r.footprint, &arch)) {
@@ -617,10 +617,10 @@ void post_exec(starpu_task* task, unsigned ctx) {
     if (emu::configured()) p->running_in_class[s.gpu].fetch_sub(int(ended), std::memory_order_relaxed);
     if (s.running.empty() && s.nqueued.load(std::memory_order_relaxed) == 0) s.pipe_end = end;
     if (s.pending.size() >= kMergeEvery) merge_samples(s, std::size_t(w), false);
-    if (p->pending.fetch_sub(ended) == ended) {
+    if (p->batch.pending.fetch_sub(ended) == ended) {
       merge_samples(s, std::size_t(w), false);
       double idle = -1;
-      p->idle_since.compare_exchange_strong(idle, end);
+      p->batch.idle_since.compare_exchange_strong(idle, end);
     }
   } catch (const std::exception& e) {
     fail("post_exec", e);
@@ -675,8 +675,8 @@ bool end_batch_now() {
   bool ended = false;
   const double now = now_us();
   for (Policy* p : registry) {
-    ended = ended || p->in_batch;
-    p->program_ends = true;
+    ended = ended || p->batch.open;
+    p->batch.program_ends = true;
     end_batch(*p, true, now);
   }
   return ended;

@@ -46,7 +46,7 @@ void codelet(Policy& p, CodeletState& c) {
 // worker's tasks, speed and predicted CP. Under batch_mutex.
 void batch(Policy& p) {
   const long moved = p.moved.load(std::memory_order_relaxed);
-  std::fprintf(stderr, "fnndtps: batch %d: %ld tasks moved by re-balancing\n", p.batches, moved - p.moved_reported);
+  std::fprintf(stderr, "fnndtps: batch %d: %ld tasks moved by re-balancing\n", p.batch.ended, moved - p.moved_reported);
   p.moved_reported = moved;
   std::string busy;
   char b[48];
@@ -68,7 +68,7 @@ void batch(Policy& p) {
 
 void summary(Policy& p) {
   std::fprintf(stderr, "fnndtps summary: policy %s, %d batches, %ld tasks moved by re-balancing%s%s\n",
-               to_string(p.source), p.batches, p.moved.load(), emu::configured() ? ", " : "", emu::describe().c_str());
+               to_string(p.source), p.batch.ended, p.moved.load(), emu::configured() ? ", " : "", emu::describe().c_str());
   std::fprintf(stderr, "  %-24s %8s %12s %14s %10s %9s %8s  %s\n", "worker", "tasks", "busy ms", "work", "F GFLOP/s",
                "M GiB", "P", "UF, UM read from");
   for (WorkerSlot& s : p.workers) {

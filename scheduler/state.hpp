@@ -248,6 +248,64 @@ inline double queue_wait(WorkerSlot& s, int priority) {
   return s.queue.ahead_of(priority);
 }
 
+// The cost model's archs (task_costs.hpp; placement, fnn_speeds): "cpu" for every CPU worker,
+// "cudaN" for each GPU; per worker its arch and its peak rate F (emulation included). Written
+// by init only.
+struct Archs {
+  std::vector<std::string> names;
+  std::vector<double> peak;  // GFLOP/s, the arch's fastest worker's F
+  std::vector<char> gpu;
+  std::vector<std::size_t> of;      // per worker
+  std::vector<double> worker_peak;  // per worker, GFLOP/s
+};
+
+// Live features per worker (fnn_speeds), sampled by an idle worker at most every
+// kFeaturesTtlUs, one sampler at a time (sampling_mutex).
+struct LiveFeatures {
+  Mutex mutex;  // `features`
+  std::vector<fnn::Features> features;
+  std::atomic<double> sampled_us{-1e300};
+  Mutex sampling_mutex;
+};
+
+// Batches (DESIGN §6; batches.cpp): tasks pushed and not ended, and when that count last fell
+// to 0.
+struct BatchState {
+  std::atomic<long> pending{0};
+  std::atomic<double> idle_since{-1};
+  // The program ends its batches itself (fnndtps_end_batch): idle gaps no longer do, so that a
+  // batch lasts until the program has its results (copies home included).
+  std::atomic<bool> program_ends{false};
+  std::atomic<bool> open{false};
+  // A batch ended with samples to train on: an idle worker trains (train_models), never the
+  // thread that ended it, which may be the program's (fnndtps_end_batch, or its next push).
+  std::atomic<bool> train_due{false};
+  std::atomic<double> start_us{0};  // the first push of the open batch
+  std::atomic<int> id{0};           // counts batches opened
+  int ended = 0;                    // under batch_mutex
+};
+
+// The plan for the next batch that opens with a codelet (under batch_mutex).
+struct Opened {
+  dd::UnitPlan plan;
+  double gpu_unit_us = NAN;  // the GPU class's makespan per unit, the last time it ran alone
+  int batches = 0;           // ended; the first is cold (CUDA modules load, buffers allocate)
+};
+
+// DTPS by units (dtps_dispatch.hpp; dtps_feedback): the open batch's plan, and what its tasks
+// tell the next: units first seen, the work of tasks local to their unit and of all with a
+// unit, their expected time on one CPU worker (us). `plans`, `opener`, `last_plan` under
+// batch_mutex.
+struct UnitSplit {
+  UnitTable units;
+  std::atomic<std::size_t> plan_units{0}, plan_cpu{0};
+  std::atomic<long> batch_units{0};
+  std::atomic<double> local_work{0}, unit_work{0}, cpu_unit_us{0};
+  std::map<const starpu_codelet*, Opened> plans;
+  const starpu_codelet* opener = nullptr;  // the codelet that opened the current batch
+  std::string last_plan;                   // for FNNDTPS_VERBOSE
+};
+
 struct Policy {
   Policy(unsigned c, SpeedSource s, std::size_t n) : ctx(c), source(s), workers(n) {}
   unsigned ctx;
@@ -261,61 +319,23 @@ struct Policy {
   std::atomic<int> gpu_nodes{0};      // distinct memory nodes of the CUDA members
   std::vector<WorkerSlot> workers;  // by StarPU worker id; `member` says which are ours
   CodeletTable codelets;
-  // The cost model's archs (task_costs.hpp): "cpu" for every CPU worker, "cudaN" for each GPU;
-  // per worker its arch and its peak rate F over its arch's fastest (emulation included).
-  std::vector<std::string> arch_names;
-  std::vector<double> arch_peak;  // GFLOP/s, the arch's fastest worker's F
-  std::vector<char> arch_gpu;
-  std::vector<std::size_t> arch_of;
-  std::vector<double> peak;        // per worker, GFLOP/s
+  Archs archs;
   std::unique_ptr<Probe> probe;
-  // Live features per worker, sampled by an idle worker at most every kFeaturesTtlUs.
-  Mutex features_mutex;
-  std::vector<fnn::Features> features;
-  std::atomic<double> features_us{-1e300};
-  Mutex sampling_mutex;
-  // Batches (DESIGN §6): tasks pushed and not ended, and when that count last fell to 0.
-  std::atomic<long> pending{0};
-  std::atomic<double> idle_since{-1};
-  // The program ends its batches itself (fnndtps_end_batch): idle gaps no longer do, so that a
-  // batch lasts until the program has its results (copies home included).
-  std::atomic<bool> program_ends{false};
-  std::atomic<bool> in_batch{false};
-  // A batch ended with samples to train on: an idle worker trains (train_models), never the
-  // thread that ended it, which may be the program's (fnndtps_end_batch, or its next push).
-  std::atomic<bool> train_due{false};
-  std::atomic<double> batch_start_us{0};  // the first push of the open batch
-  std::atomic<int> batch_id{0};           // counts batches opened
-  // DTPS by units (dtps_dispatch.hpp): the open batch's plan, and what its tasks tell the next:
-  // units first seen, the work of tasks local to their unit and of all with a unit, their
-  // expected time on one CPU worker (us).
-  UnitTable units;
-  std::atomic<std::size_t> plan_units{0}, plan_cpu{0};
-  std::atomic<long> batch_units{0};
-  std::atomic<double> local_work{0}, unit_work{0}, cpu_unit_us{0};
-  Mutex batch_mutex;  // the rest of the batch state and `dtps`
+  LiveFeatures live;
+  BatchState batch;
+  UnitSplit split;
+  Mutex batch_mutex;  // the batch state that is not atomic, `split`'s plans, and `dtps`
   DtpsStore dtps;
-  int batches = 0;
   std::atomic<long> moved{0};
   long moved_reported = 0;  // under batch_mutex
   std::atomic<int> running_in_class[2] = {0, 0};  // emulation only: `running` entries, CPU / GPU class
   std::vector<std::string> log;  // summary lines, under batch_mutex
   std::string last_dtps;         // the controller's last decision, under batch_mutex
-  // Under batch_mutex: the plan for the next batch that opens with each codelet, and the
-  // codelet that opened the current one.
-  struct Opened {
-    dd::UnitPlan plan;
-    double gpu_unit_us = NAN;  // the GPU class's makespan per unit, the last time it ran alone
-    int batches = 0;           // ended; the first is cold (CUDA modules load, buffers allocate)
-  };
-  std::map<const starpu_codelet*, Opened> plans;
-  const starpu_codelet* batch_opener = nullptr;
-  std::string last_plan;  // for FNNDTPS_VERBOSE
 };
 
 // The open batch's split by units (dtps_dispatch.hpp).
 inline dd::UnitPlan open_plan(const Policy& p) {
-  return {p.plan_units.load(std::memory_order_relaxed), p.plan_cpu.load(std::memory_order_relaxed)};
+  return {p.split.plan_units.load(std::memory_order_relaxed), p.split.plan_cpu.load(std::memory_order_relaxed)};
 }
 
 
