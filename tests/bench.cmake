@@ -1,6 +1,7 @@
 # The bench's one command (bench/compare.py --quick on a tiny LWT, stable and emulated), the cold
-# bench (bench/cold.py --quick) and the perturbation injector's contract. bench/ is added after
-# tests/, so test for the option, not the target; generator expressions resolve it later.
+# bench (bench/cold.py --quick), StarPU's programs as clients (bench/clients.py) and the
+# perturbation injector's contract. bench/ is added after tests/, so test for the option, not
+# the target; generator expressions resolve it later.
 if(TARGET lwt2d)
   add_test(NAME bench_compare_quick
            COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_bench.sh compare ${PROJECT_SOURCE_DIR}/bench/compare.py
@@ -13,6 +14,13 @@ if(TARGET lwt2d)
                    ${CMAKE_BINARY_DIR})
   # Its processes time themselves: run alone, not beside other tests.
   set_tests_properties(bench_cold_quick PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE)
+endif()
+if(TARGET fnndtps)
+  # StarPU's own programs under our policy and lws (bench/clients.py), built from StarPU's source.
+  add_test(NAME bench_clients_quick
+           COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_bench.sh clients ${PROJECT_SOURCE_DIR}/bench/clients.py
+                   ${PROJECT_SOURCE_DIR} $<TARGET_FILE:fnndtps>)
+  set_tests_properties(bench_clients_quick PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE)
 endif()
 if(FNNDTPS_BUILD_BENCH)
   add_test(NAME perturb_cli COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_bench.sh perturb $<TARGET_FILE:perturb>)

@@ -18,6 +18,12 @@
 #     under eager with 1 or 3 outputs; run 1 started from the calibrated bus
 #     alone and run 2 from the model folder run 1 left; a process past its timeout is a row
 #     marked timeout (exit 1); bad options are one line and exit 2, also through compare.py --cold.
+#   tests/test_bench.sh clients CLIENTS_PY SOURCE_DIR LIBFNNDTPS
+#     bench/clients.py on StarPU's stencil, pih and pih-data (built from StarPU's source by
+#     scripts/build_starpu_examples.sh) under fnn-dtps and lws, small: a warm-up and two rounds
+#     of rows with values per program and policy, the table's ratios to lws and points over it,
+#     our policy loaded through STARPU_SCHED_LIB; a process past its timeout is a row marked so
+#     (exit 1); bad options are one line and exit 2.
 #   tests/test_bench.sh perturb PERTURB
 #     perturb's contract: one line saying what it does, a clean exit on SIGTERM and SIGINT and
 #     after --seconds, and one line on stderr with exit 2 for each bad option.
@@ -279,6 +285,53 @@ PY
   done
   "$PY" "$cold" --build "$build" --quick --bands roughness=1-9,form=rest --out "$dir/bad" >/dev/null 2>"$dir/bad.err"
   check "--bands judged by lwt2d: the line says why" grep -q 'level 9 is outside 1-4' "$dir/bad.err"
+elif [[ $mode == clients ]]; then
+  clients=$1 src=$2 lib=$3
+  if ! bash "$src/scripts/build_starpu_examples.sh" "$dir/bin" >"$dir/examples.log" 2>&1; then
+    fail "StarPU's examples built"; tail -20 "$dir/examples.log"
+  else
+    small=(--stencil-args "-sizex 32 -sizey 32 -sizez 256 -nbz 8 -niter 4" --env "STARPU_NCPU=2")
+    "$PY" "$clients" --bin "$dir/bin" --lib "$lib" --policies fnn-dtps,lws --reps 2 "${small[@]}" \
+      --out "$dir/out" >"$dir/stdout" 2>"$dir/stderr"
+    rc=$?
+    check "clients.py exits 0 (got $rc)" test $rc -eq 0
+    check "table printed and written" cmp -s "$dir/stdout" "$dir/out/clients.txt"
+    "$PY" - "$dir/out" <<'PY' && ok "CSV rows, table and log" || fail "CSV rows, table and log"
+import csv, os, re, sys
+out = sys.argv[1]
+rows = list(csv.DictReader(open(os.path.join(out, "clients.csv"))))
+problems = []
+for prog, unit in (("stencil", "ms"), ("pih", "%"), ("pih-data", "%")):
+    for pol in ("fnn-dtps", "lws"):
+        mine = [r for r in rows if r["program"] == prog and r["policy"] == pol]
+        if [r["run"] for r in mine] != ["w1", "1", "2"] or [r["status"] for r in mine] != ["warmup", "ok", "ok"]:
+            problems.append(f"{prog} {pol}: {mine}")
+        for r in mine:
+            v = float(r["value"] or "nan")
+            if r["unit"] != unit or not (v > 0 and (unit == "ms" or v <= 110)):
+                problems.append(f"{prog} {pol} run {r['run']}: {r}")
+text = open(os.path.join(out, "clients.txt")).read()
+for prog in ("stencil", "pih", "pih-data"):
+    if not re.search(rf"^{prog} +lws +2 .* 1\.000 ", text, re.M):
+        problems.append(f"no lws row for {prog} with ratio 1.000")
+if not re.search(r"^pih +fnn-dtps +2 .*[-+][0-9.]+ *$", text, re.M):
+    problems.append("pih fnn-dtps: no points over lws")
+log = open(os.path.join(out, "clients.log")).read()
+if not re.search(r"STARPU_SCHED_LIB='[^']*libfnndtps\.so'", log) or "STARPU_SCHED='lws'" not in log:
+    problems.append("the log does not show fnn-dtps through STARPU_SCHED_LIB and lws")
+print("\n".join(problems)) if problems else None
+sys.exit(1 if problems else 0)
+PY
+    "$PY" "$clients" --bin "$dir/bin" --lib "$lib" --programs pih --policies lws --reps 1 --timeout 0.001 \
+      --budget 100 --out "$dir/t" >/dev/null 2>&1
+    rc=$?
+    check "timeout: exit 1 (got $rc), rows marked timeout" \
+      bash -c "[[ $rc -eq 1 ]] && grep -qx 'pih,lws,1,,%,timeout' '$dir/t/clients.csv'"
+    for bad in "--programs nosuch" "--policies nosuch" "--reps 0" "--env novar"; do
+      "$PY" "$clients" --bin "$dir/bin" --lib "$lib" $bad --out "$dir/bad" >"$dir/bad.out" 2>"$dir/bad.err"; rc=$?
+      check "$bad: exit 2 (got $rc), one line" bash -c "[[ $rc -eq 2 && ! -s '$dir/bad.out' ]] && [[ \$(wc -l <'$dir/bad.err') -eq 1 ]]"
+    done
+  fi
 elif [[ $mode == perturb ]]; then
   perturb=$1
   for args in "" "--bogus" "--cpu-cores 0 --duty 0" "--cpu-cores 0 --duty 1.5" "--cpu-cores 0 --period-ms -1" \
@@ -308,7 +361,7 @@ elif [[ $mode == perturb ]]; then
     fi
   done
 else
-  echo "usage: tests/test_bench.sh compare COMPARE_PY BUILD_DIR | cold COLD_PY BUILD_DIR | perturb PERTURB" >&2
+  echo "usage: tests/test_bench.sh compare COMPARE_PY BUILD_DIR | cold COLD_PY BUILD_DIR | clients CLIENTS_PY SOURCE_DIR LIB | perturb PERTURB" >&2
   exit 2
 fi
 echo "bench: $passed passed, $fails failed"

@@ -575,117 +575,26 @@ PY
   cat "$mtxt"
 fi
 if has clients; then
-  # StarPU's own programs as clients of the policies (scripts/build_starpu_examples.sh says what
-  # they do and print), with StarPU's default workers (CLIENTS_ENV; 15 CPU + 1 CUDA here):
-  #  stencil   examples/stencil CLIENTS_STENCIL_ARGS (default: its default size, 64 blocks of
-  #            128^3, with 64 iterations instead of 32): a 3D stencil over z-blocks, halo exchange
-  #            between them, 4096 update tasks; value: "Computation took" ms
-  #  pih       tests/microbenchs/parallel_independent_heterogeneous_tasks: (CPUs + GPUs) x 100
-  #            sleeping tasks (10 ms on a CPU, 1 ms on a GPU); value: the % of the expected
-  #            speed-up (CPUs + 10 GPUs) it prints
-  #  pih-data  ..._data: the same, each task with a 1.6 MB vector of its own (RW)
-  # (CLIENTS_PROGRAMS: the default all three) under CLIENTS_POLICIES (ours through
-  # STARPU_SCHED_LIB; StarPU's lws, dmdas, eager). One
-  # warm-up process per program and policy (dmdas calibrates the stencil's history models in
-  # STARPU_HOME), then CLIENTS_REPS (3) rounds of one process per program and policy,
-  # interleaved. Ours learn in a FNNDTPS_MODEL_DIR per program and policy, new for the part and
-  # kept across its processes. Each process runs in the background, in a process group of its
-  # own, under `timeout`; that group is killed if the part ends early. None starts past
-  # CLIENTS_BUDGET_S (240) seconds of the part, and each one's timeout ends it within them.
-  # Writes clients.csv (program,policy,run,value,unit,status), clients.txt (per program and
-  # policy: median, min, max; ratio to the best built-in's median; pih*: points to lws's),
-  # clients.log (every command and its output) and clients-models.tgz (the stencil's
-  # codelet models StarPU calibrated, where any). On the H200 machine (15 CPU + 1 CUDA workers)
-  # a process takes ~2.6 s (stencil: ~0.4 s of computation under lws, the rest its start and
-  # allocations), ~1.1 s (pih) and ~5.5 s (pih-data: 1600 pinned vectors): 84 processes want
-  # ~245 s, so at 240 the last round's last one or two pih-data processes are skipped
-  # (CLIENTS_BUDGET_S=270 runs all). Dry run on a CPU machine:
-  #   CLIENTS_BIN=<folder of the three programs> CLIENTS_LIB=<build>/lib/libfnndtps.so
-  #   CLIENTS_ENV="STARPU_NCPU=2 STARPU_NCUDA=0" CLIENTS_STENCIL_ARGS="-sizex 64 -sizey 64
-  #   -sizez 1024 -nbz 16 -niter 8" bash scripts/gpu/run.sh clients
+  # StarPU's own programs as clients of the policies (bench/clients.py says what it runs and
+  # writes: clients.csv, clients.txt, clients.log), with StarPU's default workers (CLIENTS_ENV;
+  # 15 CPU + 1 CUDA here). CLIENTS_PROGRAMS, CLIENTS_POLICIES, CLIENTS_REPS (3), CLIENTS_BUDGET_S
+  # (240), CLIENTS_STENCIL_ARGS override its defaults. On the H200 machine a process takes ~2.6 s
+  # (stencil: ~0.4 s of computation under lws, the rest its start and allocations), ~1.1 s (pih)
+  # and ~5.5 s (pih-data: 1600 pinned vectors).
   stamp "clients"
-  ct0=$SECONDS cbudget=${CLIENTS_BUDGET_S:-240} cbin=${CLIENTS_BIN:-$bin} clib=${CLIENTS_LIB:-$root/.carry/lib/libfnndtps.so}
-  ccsv=$OUT/clients.csv clog=$OUT/clients.log cout=/tmp/clients-out.txt cmodels=/tmp/clients-models
-  cenv=${CLIENTS_ENV:-} cours=" fnn-dtps fnn dtps boyer even " cpid=
-  cpolicies=${CLIENTS_POLICIES:-fnn-dtps fnn dtps boyer lws dmdas eager}
-  read -ra cstencil <<<"${CLIENTS_STENCIL_ARGS:--sizex 128 -sizey 128 -sizez 8192 -nbz 64 -niter 64}"
-  declare -A cprog=([stencil]=stencil [pih]=parallel_independent_heterogeneous_tasks
-                    [pih-data]=parallel_independent_heterogeneous_tasks_data)
-  rm -rf "$cmodels"; : >"$clog"; echo "program,policy,run,value,unit,status" >"$ccsv"
-  trap '[[ -n $cpid ]] && kill -9 -- "-$cpid" 2>/dev/null; reap' EXIT
-  cone() {  # cone PROGRAM POLICY RUN: one process (if the budget allows), one CSV row
-    local envs="$cenv STARPU_SCHED=$2 FNNDTPS_MODEL_DIR=$cmodels/$1-$2" args=() t=60 rc=0 v= unit=% st
-    local left=$((cbudget - (SECONDS - ct0) - 5))  # timeout -k 5: gone within t + 5 s
-    [[ $cours == *" $2 "* ]] && envs+=" STARPU_SCHED_LIB=$clib"
-    [[ $1 == stencil ]] && args=("${cstencil[@]}") unit=ms
-    ((t > left)) && t=$left
-    if ((t < 10)); then st=skipped; echo "### skipped (past the budget): $1 $2 $3" >>"$clog"
-    else
-      echo "### $(date +%T) $envs $cbin/${cprog[$1]} ${args[*]}" >>"$clog"
-      # A background job is not a process-group leader, so setsid makes this PID its own group's.
-      setsid env $envs timeout -k 5 "$t" "$cbin/${cprog[$1]}" "${args[@]}" >"$cout" 2>&1 &
-      cpid=$!; wait "$cpid"; rc=$?
-      kill -9 -- "-$cpid" 2>/dev/null; cpid=  # whatever it left in its group
-      { cat "$cout"; echo "# rc=$rc wall $((SECONDS - ct0)) s into the part"; } >>"$clog"
-      v=$(sed -n -e 's/^Computation took: \([0-9.]*\) ms.*/\1/p' \
-        -e 's/^percentage of expected speed up =\{0,1\} *\([0-9.]*\)%.*/\1/p' "$cout" | tail -1)
-      # pih* exit 1 when the speed-up is off by over 10%: a measurement all the same.
-      if ((rc == 124 || rc == 137)); then st=timeout v=
-      elif [[ -z $v ]] || { ((rc != 0)) && ! [[ $rc == 1 && $1 == pih* ]]; }; then st=failed v=
-      elif [[ $3 == w* ]]; then st=warmup
-      else st=ok; fi
-    fi
-    echo "$1,$2,$3,$v,$unit,$st" >>"$ccsv"
-    echo "   $1 $2 run $3: ${v:-$st} ${v:+$unit}$([[ $st == failed ]] && echo " (exit $rc: $(grep -v '^\s*$' "$cout" | tail -1 | cut -c1-100))")"
-  }
-  cprogs=${CLIENTS_PROGRAMS:-stencil pih pih-data}
-  for c in $cprogs; do [[ -n ${cprog[$c]:-} ]] || { echo "clients: unknown program '$c' (known: ${!cprog[*]})" >&2; exit 2; }; done
-  for p in $cpolicies; do for c in $cprogs; do cone $c "$p" w1; done; done
-  for r in $(seq "${CLIENTS_REPS:-3}"); do
-    for c in $cprogs; do for p in $cpolicies; do cone $c "$p" "$r"; done; done
-  done
-  trap reap EXIT
-  $PYTHON - "$ccsv" "$OUT/clients.txt" "$cours" "$((SECONDS - ct0))" "$cbudget" "${cenv:-the default workers}" \
-    "${cstencil[*]}" "$(cat "$root/.carry/commit" 2>/dev/null || git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)" <<'PY'
-import csv, statistics, sys
-path, out, ours, elapsed, budget, env, sargs, commit = sys.argv[1:9]
-rows = list(csv.DictReader(open(path)))
-ours = ours.split()
-lines = [f"clients: commit {commit}; {env}; {elapsed} s of the part (budget {budget} s)",
-         f"stencil {sargs}: ms of the computation (ratio below 1: faster than the best built-in)",
-         "pih, pih-data: parallel_independent_heterogeneous_tasks{,_data}, % of the expected speed-up",
-         "  (ratio above 1: closer to it than the best built-in; vs lws: points above lws's)",
-         "median, min, max over n processes (warm-ups left out)", ""]
-fmt = "{:<9} {:<9} {:>2} {:>9} {:>9} {:>9} {:>4} {:>6} {:>8}  {}"
-lines.append(fmt.format("program", "policy", "n", "median", "min", "max", "unit", "ratio", "vs lws", "note"))
-for prog in dict.fromkeys(r["program"] for r in rows):
-    here = [r for r in rows if r["program"] == prog]
-    higher = here[0]["unit"] == "%"
-    stats = {}
-    for pol in dict.fromkeys(r["policy"] for r in here):
-        runs = [r for r in here if r["policy"] == pol]
-        vals = [float(r["value"]) for r in runs if r["status"] == "ok"]
-        bad = [r["status"] for r in runs if r["status"] not in ("ok", "warmup")]
-        note = ", ".join(f"{bad.count(s)} {s}" for s in dict.fromkeys(bad))
-        stats[pol] = (statistics.median(vals) if vals else None, vals, note)
-    builtin = [m for p, (m, _, _) in stats.items() if p not in ours and m is not None]
-    best = (max if higher else min)(builtin) if builtin else None
-    lws = stats.get("lws", (None,))[0]
-    for pol, (med, vals, note) in stats.items():
-        num = lambda v: "-" if v is None else f"{v:.2f}"
-        ratio = "-" if med is None or not best else f"{med / best:.3f}"
-        dl = f"{med - lws:+.2f}" if higher and med is not None and lws is not None else "-"
-        lines.append(fmt.format(prog, pol, len(vals), num(med), num(min(vals) if vals else None),
-                                num(max(vals) if vals else None), here[0]["unit"], ratio, dl, note))
-open(out, "w").write("\n".join(lines) + "\n")
-PY
+  cargs=(--bin "$bin" --lib "$root/.carry/lib/libfnndtps.so" --out "$OUT" --models /tmp/clients-models --env "${CLIENTS_ENV:-}"
+         --reps "${CLIENTS_REPS:-3}" --budget "${CLIENTS_BUDGET_S:-240}"
+         --commit "$(cat "$root/.carry/commit" 2>/dev/null || git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)")
+  [[ -n ${CLIENTS_PROGRAMS:-} ]] && cargs+=(--programs "$(tr ' ' ',' <<<"$CLIENTS_PROGRAMS")")
+  [[ -n ${CLIENTS_POLICIES:-} ]] && cargs+=(--policies "$(tr ' ' ',' <<<"$CLIENTS_POLICIES")")
+  [[ -n ${CLIENTS_STENCIL_ARGS:-} ]] && cargs+=(--stencil-args "$CLIENTS_STENCIL_ARGS")
+  $PYTHON bench/clients.py "${cargs[@]}" || status=1
   # The history models StarPU's policies calibrated for the stencil's codelets on this machine:
   # what simulating the stencil elsewhere needs (bench/platforms/h200's README).
   smodels=$STARPU_HOME/.starpu/sampling/codelets
   ls "$smodels"/*/cl_update* "$smodels"/*/save_cl_* >/dev/null 2>&1 && tar -C "$STARPU_HOME/.starpu/sampling" -czf \
     "$OUT/clients-models.tgz" $(cd "$STARPU_HOME/.starpu/sampling" && ls -d codelets/*/cl_update* codelets/*/save_cl_* 2>/dev/null)
-  stamp "clients done ($((SECONDS - ct0)) s)"
-  cat "$OUT/clients.txt"
+  stamp "clients done"
 fi
 if has gemm2d; then
   # Issue 14's acceptance, our gemm and StarPU's sgemm example side by side, split 2d (one task
