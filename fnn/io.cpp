@@ -68,17 +68,11 @@ void write_model(const Model& m, std::ostream& out) {
 }
 
 Model read_model(std::istream& in, const std::string& source) {
-  std::string text;
-  {
-    std::vector<char> buf(kMaxFileBytes + 1);
-    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    if (in.bad()) throw FormatError(source + ": read error");
-    const auto got = static_cast<std::size_t>(in.gcount());
-    if (got > kMaxFileBytes) {
-      throw FormatError(source + ": larger than " + std::to_string(kMaxFileBytes) +
-                        " bytes, not an fnn model");
-    }
-    text.assign(buf.data(), got);
+  const std::string text = text::read_at_most(in, kMaxFileBytes);
+  if (in.bad()) throw FormatError(source + ": read error");
+  if (text.size() > kMaxFileBytes) {
+    throw FormatError(source + ": larger than " + std::to_string(kMaxFileBytes) +
+                      " bytes, not an fnn model");
   }
   if (text.empty()) throw FormatError(source + ": empty file, not an fnn model");
   Parser p(text, source);

@@ -1,6 +1,6 @@
 // Helpers for the project's small versioned text files (FNN models, samples, DTPS ratios):
-// a checksum, exact number formatting, fields quoted safely in one-line errors, and an atomic
-// replace of a file.
+// a bounded read, a checksum, exact number formatting, fields quoted safely in one-line
+// errors, and an atomic replace of a file.
 #pragma once
 
 #include <unistd.h>
@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <istream>
 #include <stdexcept>
 #include <string>
 #include <cmath>
@@ -21,6 +22,18 @@
 #include "base/atomic_file.hpp"
 
 namespace fnn::text {
+
+// `in` to its end, or its first `most` + 1 bytes where it is longer (the caller refuses a text
+// whose size() > most). In blocks: a file of a few KB costs a few KB, not a `most`-sized
+// buffer zeroed (a policy reads its models on a program's first task of each codelet).
+inline std::string read_at_most(std::istream& in, std::size_t most) {
+  std::string text;
+  char block[16384];
+  while (text.size() <= most && (in.read(block, sizeof block), in.gcount() > 0))
+    text.append(block, static_cast<std::size_t>(in.gcount()));
+  if (text.size() > most + 1) text.resize(most + 1);
+  return text;
+}
 
 // FNV-1a, 64 bits: detects corrupted files (not an integrity guarantee against tampering).
 inline std::uint64_t fnv1a64(std::string_view bytes) {

@@ -481,13 +481,8 @@ bool DtpsStore::load(const std::filesystem::path& model_dir) {
     throw DtpsStoreError("dtps store " + path + ": is a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw DtpsStoreError("dtps store " + path + ": cannot open: " + std::strerror(errno));
-  std::string text;
-  {
-    std::vector<char> buf(kMaxFileBytes + 1);
-    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    if (in.bad()) throw DtpsStoreError("dtps store " + path + ": read error");
-    text.assign(buf.data(), static_cast<std::size_t>(in.gcount()));
-  }
+  const std::string text = fnn::text::read_at_most(in, kMaxFileBytes);
+  if (in.bad()) throw DtpsStoreError("dtps store " + path + ": read error");
   const std::map<std::string, DtpsState> states = parse(text, path);
 
   std::map<std::string, DtpsController> fresh;
