@@ -1,6 +1,6 @@
 # The bench's one command (bench/compare.py --quick on a tiny LWT, stable and emulated), the cold
-# bench (bench/cold.py --quick), StarPU's programs as clients (bench/clients.py) and the
-# perturbation injector's contract. bench/ is added after tests/, so test for the option, not
+# bench (bench/cold.py --quick), StarPU's programs as clients (bench/clients.py), the mechanism
+# suite (bench/mechanism.py) and the perturbation injector's contract. bench/ is added after tests/, so test for the option, not
 # the target; generator expressions resolve it later.
 if(TARGET lwt2d)
   add_test(NAME bench_compare_quick
@@ -21,6 +21,13 @@ if(TARGET fnndtps)
            COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_bench.sh clients ${PROJECT_SOURCE_DIR}/bench/clients.py
                    ${PROJECT_SOURCE_DIR} $<TARGET_FILE:fnndtps>)
   set_tests_properties(bench_clients_quick PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE)
+endif()
+if(TARGET fnndtps AND FNNDTPS_BUILD_BENCH)  # bench_overhead
+  # The mechanism suite (bench/mechanism.py), small, over our apps and StarPU's programs.
+  add_test(NAME bench_mechanism_quick
+           COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_bench.sh mechanism ${PROJECT_SOURCE_DIR}/bench/mechanism.py
+                   ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR} $<TARGET_FILE:fnndtps>)
+  set_tests_properties(bench_mechanism_quick PROPERTIES TIMEOUT 400 RUN_SERIAL TRUE)
 endif()
 if(FNNDTPS_BUILD_BENCH)
   add_test(NAME perturb_cli COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_bench.sh perturb $<TARGET_FILE:perturb>)

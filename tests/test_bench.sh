@@ -24,6 +24,10 @@
 #     of rows with values per program and policy, the table's ratios to lws and points over it,
 #     our policy loaded through STARPU_SCHED_LIB; a process past its timeout is a row marked so
 #     (exit 1); bad options are one line and exit 2.
+#   tests/test_bench.sh mechanism MECHANISM_PY SOURCE_DIR BUILD_DIR LIBFNNDTPS
+#     bench/mechanism.py, small, on lwt2d, gemm, bench_overhead and StarPU's sgemm, LU and
+#     tasks_overhead (2 CPU workers): each section's rows with values, the reference's ratio
+#     1.00, the others' ratios, --only, a bad option.
 #   tests/test_bench.sh perturb PERTURB
 #     perturb's contract: one line saying what it does, a clean exit on SIGTERM and SIGINT and
 #     after --seconds, and one line on stderr with exit 2 for each bad option.
@@ -332,6 +336,51 @@ PY
       check "$bad: exit 2 (got $rc), one line" bash -c "[[ $rc -eq 2 && ! -s '$dir/bad.out' ]] && [[ \$(wc -l <'$dir/bad.err') -eq 1 ]]"
     done
   fi
+elif [[ $mode == mechanism ]]; then
+  mech=$1 src=$2 build=$3 lib=$4
+  if ! bash "$src/scripts/build_starpu_examples.sh" "$dir/bin" >"$dir/examples.log" 2>&1; then
+    fail "StarPU's examples built"; tail -20 "$dir/examples.log"
+  else
+    for f in lwt2d gemm bench_overhead; do ln -s "$build/bin/$f" "$dir/bin/$f"; done
+    two="STARPU_NCPU=2 STARPU_NCUDA=0"
+    STARPU_SILENT=1 "$PY" "$mech" --bin "$dir/bin" --lib "$lib" --out "$dir/out" --reps 2 --tile 128 \
+      --only "lwt-co gemm-co sgemm2d lu-default ovh-bench-b1 ovh-starpu-b0" --lwt-size 1024 --lwt-units 8 \
+      --lwt-repeat 2 --lwt-warmup 1 --lwt-co-policies "fnn-dtps dmdas" --gemm-size 512 --gemm-policies "dtps dmdas" \
+      --sgemm-size 512 --sgemm-iter 2 --lu-default-args "-size 512 -nblocks 4" --ovh-tasks 500 --ovh-reps 2 \
+      --co-env "$two" --ovh-env "$two" >"$dir/stdout" 2>"$dir/stderr"
+    rc=$?
+    check "mechanism.py exits 0 (got $rc)" test $rc -eq 0
+    check "table printed and written" cmp -s "$dir/stdout" "$dir/out/mechanism.txt"
+    "$PY" - "$dir/out" <<'PY' && ok "every section's rows, values and ratios" || fail "every section's rows, values and ratios"
+import csv, os, re, sys
+out = sys.argv[1]
+rows = list(csv.DictReader(open(os.path.join(out, "mechanism.csv"))))
+text = open(os.path.join(out, "mechanism.txt")).read()
+problems = []
+want = {"lwt-co": ("dmdas", ["fnn-dtps", "dmdas"], "ms"), "gemm-co": ("dmdas", ["dtps", "dmdas"], "ms"),
+        "sgemm2d": ("dmdas", ["dmdas", "fnn-dtps"], "ms"), "lu-default": ("dmdas", ["dmdas", "fnn-dtps"], "ms"),
+        "ovh-bench-b1": ("eager", ["eager", "fnn-dtps", "fnn", "dtps", "boyer", "even"], "us"),
+        "ovh-starpu-b0": ("eager", ["eager", "fnn-dtps", "fnn", "dtps", "boyer", "even"], "us")}
+for sec, (ref, cfgs, unit) in want.items():
+    here = [r for r in rows if r["section"] == sec]
+    if sorted({r["config"] for r in here}) != sorted(cfgs):
+        problems.append(f"{sec}: configs {sorted({r['config'] for r in here})}")
+    ok = [r for r in here if r["status"] == "ok"]
+    if any(not float(r["value"]) > 0 or r["unit"] != unit for r in ok) or len(ok) < len(cfgs):
+        problems.append(f"{sec}: {here}")
+    if not re.search(rf"^{re.escape(sec)} +{ref}\* .* 1\.00 ", text, re.M):
+        problems.append(f"{sec}: no reference row {ref}* with ratio 1.00")
+for sec in ("sgemm2d", "lu-default", "ovh-starpu-b0"):
+    if sum(r["section"] == sec and r["status"] == "ok" and r["config"] == cfg for r in rows for cfg in [want[sec][1][1]]) != 2:
+        problems.append(f"{sec}: not 2 timed processes of {want[sec][1][1]}")
+if any(r["section"] not in want for r in rows):
+    problems.append("--only ran other sections")
+print("\n".join(problems)) if problems else None
+sys.exit(1 if problems else 0)
+PY
+    "$PY" "$mech" --bin "$dir/bin" --lib "$lib" --gemm-split 4d --out "$dir/bad" >"$dir/bad.out" 2>"$dir/bad.err"; rc=$?
+    check "bad option: exit 2 (got $rc), one line" bash -c "[[ $rc -eq 2 && \$(wc -l <'$dir/bad.err') -eq 1 ]]"
+  fi
 elif [[ $mode == perturb ]]; then
   perturb=$1
   for args in "" "--bogus" "--cpu-cores 0 --duty 0" "--cpu-cores 0 --duty 1.5" "--cpu-cores 0 --period-ms -1" \
@@ -361,7 +410,7 @@ elif [[ $mode == perturb ]]; then
     fi
   done
 else
-  echo "usage: tests/test_bench.sh compare COMPARE_PY BUILD_DIR | cold COLD_PY BUILD_DIR | clients CLIENTS_PY SOURCE_DIR LIB | perturb PERTURB" >&2
+  echo "usage: tests/test_bench.sh compare COMPARE_PY BUILD_DIR | cold COLD_PY BUILD_DIR | clients CLIENTS_PY SOURCE_DIR LIB | mechanism MECHANISM_PY SOURCE_DIR BUILD_DIR LIB | perturb PERTURB" >&2
   exit 2
 fi
 echo "bench: $passed passed, $fails failed"
