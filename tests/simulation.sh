@@ -55,7 +55,7 @@ out=$(FNNDTPS_SIM_SLOWDOWN=x "$lwt2d" demo --size 16384 --units 64 2>&1); rc=$?
 # (make_platform.py), not from this machine: 132 SMs x 128 lanes x 2 x 1.98 GHz = 66908 GFLOP/s.
 python3 "$repo/bench/platforms/make_platform.py" --from "$STARPU_PERF_MODEL_DIR" --name h200 --out "$home/plat" >/dev/null
 out=$(STARPU_PERF_MODEL_DIR=$home/plat/sampling FNNDTPS_SUMMARY=1 lwt STARPU_NCPU=0 fnn-dtps)
-f=$(awk '/^  CUDA 0/ {print $6}' <<<"$out")  # CUDA 0, tasks, busy, work, F
+f=$(awk '/^  CUDA 0/ {print $(NF - 4)}' <<<"$out")  # ... F M P, then UF's and UM's sources
 [[ $f == 66908 ]] && echo "ok simulated GPU's features: F $f GFLOP/s" || bad "simulated GPU's F: '$f' GFLOP/s, not 66908"
 # Our policy through STARPU_SCHED_LIB, as any StarPU program loads it.
 out=$(STARPU_SCHED_LIB=$lib STARPU_SCHED=fnn-dtps "$gemm" --size 2048 --split 3d --tile 1024 --iter 2 2>&1)
