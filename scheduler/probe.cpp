@@ -743,28 +743,6 @@ Source Probe::um_source(std::size_t worker) const {
   return impl_->at(worker).um_source;
 }
 
-std::vector<WorkerSpec> detect_workers(const ProbeOptions& options) {
-  std::vector<WorkerSpec> out;
-  if (auto text = read_file(options.root + "/proc/stat")) {
-    if (auto st = parse_proc_stat(*text)) {
-      for (std::size_t c = 0; c < st->cpu.size(); ++c) {
-        if (st->cpu[c]) out.push_back({WorkerKind::Cpu, {static_cast<unsigned>(c)}, -1});
-      }
-    }
-  }
-  if (out.empty()) {
-    for (const CpuInfoEntry& e :
-         parse_cpuinfo(read_file(options.root + "/proc/cpuinfo").value_or(std::string()))) {
-      out.push_back({WorkerKind::Cpu, {e.processor}, -1});
-    }
-  }
-  if (out.empty()) out.push_back({WorkerKind::Cpu, {}, -1});
-  for (const GpuInfo& g : options.gpus ? *options.gpus : cuda_devices()) {
-    out.push_back({WorkerKind::Cuda, {}, g.device});
-  }
-  return out;
-}
-
 #ifndef FNNDTPS_HAVE_CUDA
 // Built without CUDA: no device, no runtime to ask.
 std::vector<GpuInfo> cuda_devices() noexcept { return {}; }

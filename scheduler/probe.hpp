@@ -217,9 +217,4 @@ class Probe {
   std::unique_ptr<Impl> impl_;
 };
 
-// One Cpu worker per cpu listed in /proc/stat (or per cpuinfo processor, or one) and one
-// Cuda worker per CUDA device (options.gpus when set): what a node offers, for the tests (the
-// policy describes StarPU's own workers).
-std::vector<WorkerSpec> detect_workers(const ProbeOptions& options = {});
-
 }  // namespace sched
