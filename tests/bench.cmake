@@ -29,6 +29,13 @@ if(TARGET fnndtps AND FNNDTPS_BUILD_BENCH)  # bench_overhead
                    ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR} $<TARGET_FILE:fnndtps>)
   set_tests_properties(bench_mechanism_quick PROPERTIES TIMEOUT 400 RUN_SERIAL TRUE)
 endif()
+if(TARGET fnndtps AND FNNDTPS_BUILD_BENCH)
+  # Every suite of the bench (bench/suites.py) in its --quick form: what the GPU machine runs.
+  add_test(NAME bench_suites_quick
+           COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_bench.sh suites ${PROJECT_SOURCE_DIR}/bench/suites.py
+                   ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR})
+  set_tests_properties(bench_suites_quick PROPERTIES TIMEOUT 900 RUN_SERIAL TRUE)
+endif()
 if(FNNDTPS_BUILD_BENCH)
   add_test(NAME perturb_cli COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_bench.sh perturb $<TARGET_FILE:perturb>)
   set_tests_properties(perturb_cli PROPERTIES TIMEOUT 60)

@@ -28,6 +28,11 @@
 #     bench/mechanism.py, small, on lwt2d, gemm, bench_overhead and StarPU's sgemm, LU and
 #     tasks_overhead (2 CPU workers): each section's rows with values, the reference's ratio
 #     1.00, the others' ratios, --only, a bad option.
+#   tests/test_bench.sh suites SUITES_PY SOURCE_DIR BUILD_DIR
+#     bench/suites.py --quick over every suite it lists: each one done, or skipped for the CUDA
+#     device or the MPI build this machine lacks, and its files written (tables, CSVs, the
+#     traces' charts, the sampling archive, the byte-for-byte comparisons); --limit kills what
+#     runs past it and keeps the suite's files; a misspelt suite or bad ARGS: one line, exit 2.
 #   tests/test_bench.sh perturb PERTURB
 #     perturb's contract: one line saying what it does, a clean exit on SIGTERM and SIGINT and
 #     after --seconds, and one line on stderr with exit 2 for each bad option.
@@ -334,6 +339,48 @@ PY
     for bad in "--programs nosuch" "--policies nosuch" "--reps 0" "--env novar"; do
       "$PY" "$clients" --bin "$dir/bin" --lib "$lib" $bad --out "$dir/bad" >"$dir/bad.out" 2>"$dir/bad.err"; rc=$?
       check "$bad: exit 2 (got $rc), one line" bash -c "[[ $rc -eq 2 && ! -s '$dir/bad.out' ]] && [[ \$(wc -l <'$dir/bad.err') -eq 1 ]]"
+    done
+  fi
+elif [[ $mode == suites ]]; then
+  suites=$1 src=$2 build=$3
+  b=$dir/build
+  if ! bash "$src/scripts/build_starpu_examples.sh" "$b/bin" >"$dir/examples.log" 2>&1; then
+    fail "StarPU's examples built"; tail -20 "$dir/examples.log"
+  else
+    for f in "$build"/bin/*; do [[ -e $b/bin/${f##*/} ]] || ln -s "$f" "$b/bin/"; done
+    ln -s "$build/lib" "$b/lib"
+    mapfile -t all < <("$PY" "$suites" --list | awk '{print $1}')
+    STARPU_SILENT=1 "$PY" "$suites" --build "$b" --out "$dir/out" --quick "${all[@]}" >"$dir/stdout" 2>"$dir/stderr"
+    rc=$?
+    check "suites.py --quick over ${#all[@]} suites exits 0 (got $rc)" test $rc -eq 0
+    [[ $rc -eq 0 ]] || { tail -30 "$dir/stdout"; cat "$dir/stderr"; }
+    for s in "${all[@]}"; do
+      needs=$("$PY" "$suites" --list | awk -v s="$s" '$1 == s && /\[needs/ {print $NF}' | tr -d ']')
+      if [[ $needs == cuda ]] && ! nvidia-smi -L >/dev/null 2>&1; then
+        check "$s: skipped without a CUDA device" grep -q "^== $s: skipped, it needs a CUDA device" "$dir/out/$s.txt"
+      elif [[ $needs == mpi ]]; then
+        check "$s: skipped without --mpi" grep -q "^== $s: skipped, it needs the MPI build" "$dir/out/$s.txt"
+      else
+        check "$s: done" grep -q "^== [0-9:]* $s done" "$dir/out/$s.txt"
+      fi
+    done
+    o=$dir/out
+    for f in compare-lwt/results.csv compare-gemm/results.csv compare-sgemm/results.csv gemm/tile-128/results.csv \
+             mechanism/mechanism.csv overhead/mechanism.csv clients/clients.csv cold/cold.csv filter/cold.csv \
+             seed001/seed001.csv calibrate/sampling.tgz; do
+      check "$f written" test -s "$o/$f"
+    done
+    check "trace: Gantt charts" compgen -G "$o/trace/traces/*.png" >/dev/null
+    check "bits: 4 outputs identical to the CPUs alone'" test "$(grep -c 'against cpu: identical' "$o/bits.txt")" -eq 4
+    check "calibrate: models of the LWT's codelets" bash -c "tar tzf '$o/calibrate/sampling.tgz' | grep -q 'codelets/.*lwt'"
+    check "diag: the policy's summary" grep -q "fnn-dtps" "$o/diag.txt"
+    check "the text is what was printed" bash -c "cat $(printf "'$o/%s.txt' " "${all[@]}") | cmp -s - '$dir/stdout'"
+    "$PY" "$suites" --build "$b" --out "$dir/lim" --limit 3 cold=--quick >/dev/null 2>&1; rc=$?
+    check "--limit 3: exit 1 (got $rc), the suite cut and its folder kept" \
+      bash -c "[[ $rc -eq 1 ]] && grep -q 'cut at its 3 s limit' '$dir/lim/cold.txt' && test -d '$dir/lim/cold'"
+    for bad in nosuch "cold=--x 'a" ""; do
+      "$PY" "$suites" --build "$b" --out "$dir/bad" ${bad:+"$bad"} >"$dir/bad.out" 2>"$dir/bad.err"; rc=$?
+      check "'$bad': exit 2 (got $rc), one line" bash -c "[[ $rc -eq 2 && ! -s '$dir/bad.out' ]] && [[ \$(wc -l <'$dir/bad.err') -eq 1 ]]"
     done
   fi
 elif [[ $mode == mechanism ]]; then
