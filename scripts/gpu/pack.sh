@@ -17,7 +17,10 @@ for f in "$BUILD_DIR"/bin/* "$BUILD_DIR"/lib/*.so; do
   [[ -f $f && -x $f ]] && cp "$f" "$carry/${f#"$BUILD_DIR"/}"
 done
 cp -L "$STARPU_PREFIX"/lib/libstarpu-1.4.so.9 "$carry/lib/"
-strip --strip-debug "$carry"/lib/libstarpu-1.4.so.9 "$carry"/bin/* 2>/dev/null || true
+# The programs lose their symbol tables too (their dynamic symbols stay): the device copies at
+# most 64 MiB with the working tree.
+strip --strip-debug "$carry"/lib/libstarpu-1.4.so.9 2>/dev/null || true
+strip --strip-all "$carry"/bin/* 2>/dev/null || true
 # libzip, tinyxml2 and libpng: lwt2d's X3P and PNG files (lwt_io). libcrypto.so.3 (X3P's MD5,
 # and libzip's), libbz2 and zlib come with the GPU machine's Ubuntu 24.04 and its Python.
 # GLPK and what it links (SuiteSparse's AMD and COLAMD, GMP): StarPU's LP bound (--bound).
