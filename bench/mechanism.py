@@ -39,6 +39,7 @@ import os
 import re
 import shutil
 import statistics
+import subprocess
 import sys
 import time
 
@@ -342,7 +343,7 @@ def parse_args(argv):
     ap.add_argument("--out", metavar="DIR", default="mechanism-out")
     ap.add_argument("--models", metavar="DIR", help="our policies' model folders (default OUT/models; emptied)")
     ap.add_argument("--commit", default="unknown")
-    ap.add_argument("--gpu-name", default="", help="for the table's first line")
+    ap.add_argument("--gpu-name", default="", help="for the table's first line (default: nvidia-smi's first GPU)")
     ints = dict(tile=1024, lwt_size=16384, lwt_units=64, lwt_repeat=5, lwt_warmup=2, lwt_procs=1, gemm_size=16384,
                 gemm_iter=6, gemm_procs=1, sgemm_size=16384, sgemm_iter=3, lu_size=16384, ovh_tasks=10000, ovh_reps=5,
                 ex_cal=2, ex_warmup=1, calibrate_minimum=2)
@@ -368,6 +369,9 @@ def parse_args(argv):
         for kv in getattr(args, name).split():
             if not re.match(r"[A-Z_][A-Z0-9_]*=", kv):
                 ap.error(f"--{name.replace('_', '-')}: '{kv}' is not VAR=VALUE")
+    if not args.gpu_name and shutil.which("nvidia-smi"):
+        q = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True)
+        args.gpu_name = q.stdout.splitlines()[0].strip() if q.returncode == 0 and q.stdout.strip() else ""
     args.out = os.path.abspath(args.out)
     args.models = os.path.abspath(args.models or os.path.join(args.out, "models"))
     return args
