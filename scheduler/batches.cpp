@@ -28,7 +28,7 @@ void end_batch(Policy& p, bool force, double job_end) {
     if (uses_dtps(p)) set_cut(p, c);
     for (std::size_t w = 0; w < p.workers.size(); ++w) c.done[w].batch_work = 0;
   });
-  for (WorkerSlot& s : p.workers) s.batch_busy_us = 0, s.batch_work = 0, s.batch_end_us = 0;
+  for (WorkerSlot& s : p.workers) s.batch.busy_us = 0, s.batch.work = 0, s.batch.end_us = 0;
   p.batch.open = false;
   p.batch.train_due = uses_fnn(p);  // only the FNN policies have models to train
 }

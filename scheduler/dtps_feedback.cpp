@@ -78,13 +78,13 @@ UnitTable::Place unit_split(Policy& p, CodeletState& c, starpu_task* task, unsig
     int fewest = INT_MAX;
     for (WorkerSlot& s : p.workers) {
       if (!s.member || s.gpu || !can_run(p, c, task, s.id)) continue;
-      const int n = s.units_batch.load(std::memory_order_relaxed) == batch ? s.units.load(std::memory_order_relaxed) : 0;
+      const int n = s.batch.id.load(std::memory_order_relaxed) == batch ? s.batch.units.load(std::memory_order_relaxed) : 0;
       if (n < fewest) fewest = n, pl.owner = s.id;
     }
     if (pl.owner >= 0) {
       WorkerSlot& o = p.workers[std::size_t(pl.owner)];
-      if (o.units_batch.exchange(batch, std::memory_order_relaxed) != batch) o.units = 0;
-      o.units.fetch_add(1, std::memory_order_relaxed);
+      if (o.batch.id.exchange(batch, std::memory_order_relaxed) != batch) o.batch.units = 0;
+      o.batch.units.fetch_add(1, std::memory_order_relaxed);
     }
     return pl;
   };
@@ -150,9 +150,9 @@ BatchEnd dtps_feedback(Policy& p, double job_end, bool cold) {
   double busy[2] = {0, 0}, work[2] = {0, 0}, last[2] = {0, 0};
   for (const WorkerSlot& s : p.workers)
     if (s.member) {
-      busy[s.gpu] = std::max(busy[s.gpu], get(s.batch_busy_us));
-      work[s.gpu] += get(s.batch_work);
-      last[s.gpu] = std::max(last[s.gpu], get(s.batch_end_us));
+      busy[s.gpu] = std::max(busy[s.gpu], get(s.batch.busy_us));
+      work[s.gpu] += get(s.batch.work);
+      last[s.gpu] = std::max(last[s.gpu], get(s.batch.end_us));
     }
   DtpsController& ctl = p.dtps.controller(dominant->name);
   const double total = work[0] + work[1];

@@ -72,18 +72,18 @@ double ability_from_cp(double cp) { return std::pow(std::clamp(cp, 1e-3, 1.0), k
 double own_share(WorkerSlot& s, double window_s) {
 #ifndef STARPU_SIMGRID
   timespec cpu{}, wall{};
-  if (!s.cuda && s.clock_state.load(std::memory_order_acquire) == 1 && clock_gettime(s.thread_clock, &cpu) == 0 &&
+  if (!s.cuda && s.fnn.clock_state.load(std::memory_order_acquire) == 1 && clock_gettime(s.fnn.thread_clock, &cpu) == 0 &&
       clock_gettime(CLOCK_MONOTONIC, &wall) == 0) {
     const ThreadTime now{double(cpu.tv_sec) + 1e-9 * double(cpu.tv_nsec), double(wall.tv_sec) + 1e-9 * double(wall.tv_nsec)};
-    if (s.thread_newer.wall_s == 0) s.thread_older = s.thread_newer = now;
-    if (now.wall_s - s.thread_newer.wall_s >= window_s) s.thread_older = s.thread_newer, s.thread_newer = now;
-    const ThreadTime& from = s.thread_older;  // at least window_s before the newer one
+    if (s.fnn.thread_newer.wall_s == 0) s.fnn.thread_older = s.fnn.thread_newer = now;
+    if (now.wall_s - s.fnn.thread_newer.wall_s >= window_s) s.fnn.thread_older = s.fnn.thread_newer, s.fnn.thread_newer = now;
+    const ThreadTime& from = s.fnn.thread_older;  // at least window_s before the newer one
     if (now.wall_s > from.wall_s) return std::clamp((now.cpu_s - from.cpu_s) / (now.wall_s - from.wall_s), 0.0, 1.0);
   }
 #else
   (void)window_s;
 #endif
-  return get(s.own_busy);
+  return get(s.fnn.own_busy);
 }
 
 // A worker's live features (DESIGN §5), UF as the load that is not ours (DESIGN §6): StarPU's
@@ -94,7 +94,7 @@ fnn::Features live_features(Policy& p, std::size_t w) {
   RawFeatures raw = p.probe->sample(w);
   static const double window_s = std::chrono::duration<double>(ProbeOptions{}.uf_window).count();  // probe_options()'s
   raw.UF = std::max(0.0, raw.UF - own_share(s, window_s));
-  s.uf = raw.UF;
+  s.fnn.uf = raw.UF;
   RawFeatures peak = raw;
   for (std::size_t i = 0; i < p.workers.size(); ++i) {
     const RawFeatures r = p.probe->static_features(i);
@@ -185,11 +185,11 @@ void sample_features(Policy& p, double now) {
     if (!s.member) continue;
     if (const double e = emu::factor(s.id); e != s.emulated) {  // a slower worker: lower F
       s.emulated = e;
-      p.probe->set_measured_peak(w, s.peak_F / e);
+      p.probe->set_measured_peak(w, s.fnn.peak_F / e);
     }
     f[w] = live_features(p, w);
-    std::lock_guard<Mutex> lg(s.latest_mutex);
-    s.latest = f[w];
+    std::lock_guard<Mutex> lg(s.fnn.latest_mutex);
+    s.fnn.latest = f[w];
   }
   std::lock_guard<Mutex> fg(p.live.mutex);
   p.live.features = std::move(f);
@@ -258,14 +258,14 @@ void refresh_speeds(Policy& p, CodeletState& c, double now) {
 // kMaxPending the oldest are dropped.
 void merge_samples(WorkerSlot& s, std::size_t w, bool wait) {
   std::size_t kept = 0;
-  for (std::size_t i = 0; i < s.pending.size(); ++i) {
-    const PendingSample x = s.pending[i];
+  for (std::size_t i = 0; i < s.fnn.pending.size(); ++i) {
+    const PendingSample x = s.fnn.pending[i];
     CodeletState& c = *x.codelet;
     std::unique_lock<Mutex> g(c.mutex, std::defer_lock);
     if (wait) {
       g.lock();
     } else if (!g.try_lock()) {
-      s.pending[kept++] = x;
+      s.fnn.pending[kept++] = x;
       continue;
     }
     c.max_rate = std::max(c.max_rate, x.rate);
@@ -274,8 +274,8 @@ void merge_samples(WorkerSlot& s, std::size_t w, bool wait) {
     if (mine.size() > kSamplesPerWorker) mine.pop_front();
     ++c.new_samples;
   }
-  s.pending.resize(kept);
-  if (kept > kMaxPending) s.pending.erase(s.pending.begin(), s.pending.begin() + std::ptrdiff_t(kept - kMaxPending));
+  s.fnn.pending.resize(kept);
+  if (kept > kMaxPending) s.fnn.pending.erase(s.fnn.pending.begin(), s.fnn.pending.begin() + std::ptrdiff_t(kept - kMaxPending));
 }
 
 // The FNN training a batch end left due, each codelet under its own mutex (push does not wait

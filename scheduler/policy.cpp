@@ -99,7 +99,7 @@ void init(unsigned ctx, SpeedSource source) {
       s.cuda = cuda;
       s.node = starpu_worker_get_memory_node(unsigned(w));
       s.running.reserve(8);
-      s.pending.reserve(kMergeEvery);
+      s.fnn.pending.reserve(kMergeEvery);
       WorkerSpec spec;
       spec.kind = cuda ? WorkerKind::Cuda : WorkerKind::Cpu;
       if (cuda) {
@@ -117,7 +117,7 @@ void init(unsigned ctx, SpeedSource source) {
                                   " but StarPU has " + std::to_string(n) + " workers");
     p->probe = std::make_unique<Probe>(specs, probe_options());
     p->live.features.resize(n);
-    for (std::size_t w = 0; w < n; ++w) p->workers[w].peak_F = p->probe->static_features(w).F;
+    for (std::size_t w = 0; w < n; ++w) p->workers[w].fnn.peak_F = p->probe->static_features(w).F;
     // The cost model's archs: the CPU cores alike, each GPU its own (task_costs.hpp).
     p->archs.worker_peak.resize(n);
     p->archs.of.resize(n);
@@ -127,7 +127,7 @@ void init(unsigned ctx, SpeedSource source) {
       const auto it = std::find(p->archs.names.begin(), p->archs.names.end(), arch);
       p->archs.of[w] = std::size_t(it - p->archs.names.begin());
       if (it == p->archs.names.end()) p->archs.names.push_back(arch), p->archs.peak.push_back(0), p->archs.gpu.push_back(s.cuda);
-      p->archs.worker_peak[w] = s.peak_F > 0 ? s.peak_F : 1.0;
+      p->archs.worker_peak[w] = s.fnn.peak_F > 0 ? s.fnn.peak_F : 1.0;
       p->archs.peak[p->archs.of[w]] = std::max(p->archs.peak[p->archs.of[w]], p->archs.worker_peak[w]);
     }
     if (p->archs.names.size() > kMaxArchs) throw std::runtime_error("more than 31 GPUs");
@@ -473,8 +473,8 @@ starpu_task* pop(unsigned ctx) {
   const int w = starpu_worker_get_id_check();
   WorkerSlot& s = p->workers[std::size_t(w)];
 #ifndef STARPU_SIMGRID
-  if (s.clock_state.load(std::memory_order_relaxed) == 0)  // pop runs on the worker's thread
-    s.clock_state.store(pthread_getcpuclockid(pthread_self(), &s.thread_clock) == 0 ? 1 : 2, std::memory_order_release);
+  if (s.fnn.clock_state.load(std::memory_order_relaxed) == 0)  // pop runs on the worker's thread
+    s.fnn.clock_state.store(pthread_getcpuclockid(pthread_self(), &s.fnn.thread_clock) == 0 ? 1 : 2, std::memory_order_release);
 #endif
   try {
     const double now = now_us();
@@ -544,11 +544,11 @@ void pre_exec(starpu_task* task, unsigned ctx) {
   auto* c = static_cast<CodeletState*>(task->sched_data);
   // The features at its start, as last sampled (sample_features): no probing on this thread.
   if (c->model) {
-    std::unique_lock<Mutex> g(s.latest_mutex, std::try_to_lock);
-    if (g.owns_lock()) s.features = s.latest;
+    std::unique_lock<Mutex> g(s.fnn.latest_mutex, std::try_to_lock);
+    if (g.owns_lock()) s.fnn.features = s.fnn.latest;
   }
   const TaskKey key = task_key(task);
-  s.running.push_back(Running{task, c, now, task_info::work(task), s.features, key.footprint, key.work});
+  s.running.push_back(Running{task, c, now, task_info::work(task), s.fnn.features, key.footprint, key.work});
   if (emu::configured()) p->running_in_class[s.gpu].fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -595,18 +595,18 @@ void post_exec(starpu_task* task, unsigned ctx) {
     const long runs = c.done[w].runs.fetch_add(1, std::memory_order_relaxed) + 1;  // this one included
     record_cost(*p, c, w, r, dt);
     if (runs <= TaskCosts::kWarmRuns) c.stale = true;  // a first timing changes the speeds most
-    if (c.model) s.pending.push_back(PendingSample{&c, r.features, rate});
+    if (c.model) s.fnn.pending.push_back(PendingSample{&c, r.features, rate});
     ++s.tasks;
     s.busy_us += dt;
-    if (end - s.window_us >= kFeaturesTtlUs) {  // our own share of its time: the load that is ours
-      if (s.window_us > -1e299) s.own_busy = std::clamp((s.busy_us - s.busy_at_window) / (end - s.window_us), 0.0, 1.0);
-      s.window_us = end;
-      s.busy_at_window = s.busy_us;
+    if (end - s.fnn.window_us >= kFeaturesTtlUs) {  // our own share of its time: the load that is ours
+      if (s.fnn.window_us > -1e299) s.fnn.own_busy = std::clamp((s.busy_us - s.fnn.busy_at_window) / (end - s.fnn.window_us), 0.0, 1.0);
+      s.fnn.window_us = end;
+      s.fnn.busy_at_window = s.busy_us;
     }
     s.work += r.work;
-    add(s.batch_busy_us, dt);
-    s.batch_end_us = end;
-    add(s.batch_work, r.work);
+    add(s.batch.busy_us, dt);
+    s.batch.end_us = end;
+    add(s.batch.work, r.work);
     add(c.done[w].batch_work, r.work);
     add(c.done[w].work, r.work);
     add(c.done[w].busy_us, dt);
@@ -616,7 +616,7 @@ void post_exec(starpu_task* task, unsigned ctx) {
     s.running.erase(s.running.begin(), it + 1);
     if (emu::configured()) p->running_in_class[s.gpu].fetch_sub(int(ended), std::memory_order_relaxed);
     if (s.running.empty() && s.nqueued.load(std::memory_order_relaxed) == 0) s.pipe_end = end;
-    if (s.pending.size() >= kMergeEvery) merge_samples(s, std::size_t(w), false);
+    if (s.fnn.pending.size() >= kMergeEvery) merge_samples(s, std::size_t(w), false);
     if (p->batch.pending.fetch_sub(ended) == ended) {
       merge_samples(s, std::size_t(w), false);
       double idle = -1;
@@ -722,8 +722,8 @@ std::optional<Decision> decision() {
     r.cp = get(top->cp_now[w]);
     r.tasks = top->done[w].runs.load(std::memory_order_relaxed);
     r.busy_ms = get(top->done[w].busy_us) / 1e3;
-    r.uf = get(s.uf);
-    r.own_busy = get(s.own_busy);
+    r.uf = get(s.fnn.uf);
+    r.own_busy = get(s.fnn.own_busy);
     d.workers.push_back(r);
   }
   return d;

@@ -51,7 +51,7 @@ void batch(Policy& p) {
   std::string busy;
   char b[48];
   for (const WorkerSlot& s : p.workers)
-    if (s.member && get(s.batch_busy_us) > 0) std::snprintf(b, sizeof b, " %d:%.2f", s.id, get(s.batch_busy_us) / 1e3), busy += b;
+    if (s.member && get(s.batch.busy_us) > 0) std::snprintf(b, sizeof b, " %d:%.2f", s.id, get(s.batch.busy_us) / 1e3), busy += b;
   if (!busy.empty()) std::fprintf(stderr, "fnndtps:   busy ms per worker:%s\n", busy.c_str());
   p.codelets.each([&](CodeletState& c) {
     std::string line;

@@ -189,6 +189,33 @@ struct ThreadTime {
   double cpu_s = 0, wall_s = 0;  // a thread's CPU time, and CLOCK_MONOTONIC's, in seconds
 };
 
+// What the FNN knows of one worker (fnn_speeds.cpp): the features its tasks start with, and
+// its tasks' samples waiting to be merged. The worker's thread writes all but `latest`
+// (sample_features, under latest_mutex) and the thread clock's readings (the sampler's, one
+// thread at a time: LiveFeatures::sampling_mutex).
+struct WorkerSampling {
+  fnn::Features features{};  // at its running task's start
+  Mutex latest_mutex;        // sample_features writes, pre_exec trylocks
+  fnn::Features latest{};
+  double window_us = -1e300, busy_at_window = 0;
+  double peak_F = 0;
+  std::vector<PendingSample> pending;
+  std::atomic<double> own_busy{0};  // the share of its recent time it spent on our tasks
+  // A CPU worker's thread's CPU-time clock, taken on that thread at its first pop: what the
+  // thread used, task or idle poll, is the core's load that is ours.
+  std::atomic<int> clock_state{0};  // 0 not taken yet, 1 thread_clock set, 2 none
+  clockid_t thread_clock{};          // Linux's are negative numbers
+  ThreadTime thread_older, thread_newer;
+  std::atomic<double> uf{NAN};  // the latest UF sampled: the load that is not ours
+};
+
+// One worker's share of the open batch: batches.cpp zeroes it when a batch opens,
+// post_exec adds to it, dtps_feedback.cpp reads it when the batch ends.
+struct WorkerBatch {
+  std::atomic<double> busy_us{0}, work{0}, end_us{0};  // end_us: its last task's
+  std::atomic<int> id{-1}, units{0};                   // units it keeps in batch `id` (UnitTable)
+};
+
 struct WorkerSlot {
   // What every push reads, on cache lines of its own: the worker writes the rest at each of
   // its tasks, and a push's reads of a line the worker keeps writing would each miss.
@@ -210,24 +237,11 @@ struct WorkerSlot {
   std::vector<Running> running;
   double last_end_us = 0;
   double steal_us = -1e300, idle_check_us = -1e300;
-  fnn::Features features{};       // at its running task's start
-  Mutex latest_mutex;              // sample_features writes, pre_exec trylocks
-  fnn::Features latest{};
-  double window_us = -1e300, busy_at_window = 0;
-  double peak_F = 0, emulated = 1;
-  std::vector<PendingSample> pending;
+  double emulated = 1;
   unsigned long tasks = 0;
   double busy_us = 0, work = 0;
-  std::atomic<double> batch_busy_us{0}, batch_work{0}, batch_end_us{0};  // batch_end_us: its last task's
-  std::atomic<double> own_busy{0};  // the share of its recent time it spent on our tasks
-  // A CPU worker's thread's CPU-time clock, taken on that thread at its first pop:
-  // what the thread used, task or idle poll, is the core's load that is ours. The sampler's
-  // last reading of it (sampling is one thread at a time: Policy::sampling_mutex).
-  std::atomic<int> clock_state{0};  // 0 not taken yet, 1 thread_clock set, 2 none
-  clockid_t thread_clock{};          // Linux's are negative numbers
-  ThreadTime thread_older, thread_newer;
-  std::atomic<double> uf{NAN};      // the latest UF sampled: the load that is not ours
-  std::atomic<int> units_batch{-1}, units{0};  // units it keeps in batch `units_batch` (UnitTable)
+  WorkerSampling fnn;  // fnn_speeds.cpp
+  WorkerBatch batch;   // batches.cpp, dtps_feedback.cpp
 };
 
 // After each change of s.queue, under s.queue_mutex: what pushes read without the lock.
