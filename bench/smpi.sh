@@ -10,6 +10,14 @@
 #                                        alike and different, under the rank shares dtps (the
 #                                        default), model and even; a table on stdout, each job's
 #                                        output under OUT (default: a temporary folder)
+#   bench/smpi.sh scaling BUILD_SMPI [OUT] [COUNTS]
+#                                        lwt2d-mpi forward on 1, 2, 4 and 8 h200 nodes (COUNTS,
+#                                        comma-separated): strong scaling of 16384^2 and 32768^2,
+#                                        weak scaling of 16384 rows x 16384 a node; per count the
+#                                        median ms, speed-up and efficiency against one node, and
+#                                        the network's bound: the bytes that cross rank 0's link
+#                                        (the outputs gathered there, the other ranks' share of
+#                                        the image) at its 12.5 GB/s
 # Simulated times: labelled so wherever they are quoted.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -25,7 +33,7 @@ platform() {
   local dir=$1; shift
   (($# >= 1)) || die "platform needs a folder and at least one host"
   mkdir -p "$dir"
-  local names; names=$(printf '%s\n' "$@" | sort -u)
+  local names n; names=$(printf '%s\n' "$@" | sort -u)
   local hosts=("$@") flag=-hostfile-platform
   if [[ $(wc -l <<<"$names") -eq 1 ]]; then
     hosts=(); for i in $(seq 0 $(($# - 1))); do hosts+=("$1-$i"); done; flag=
@@ -88,8 +96,57 @@ bench() {
   echo "(simulated: lwt2d-mpi forward --size 16384 --levels 4 --units 64 --repeat 8; each rank's input local, the outputs gathered on rank 0)"
 }
 
+# smpirun_of BUILD: starpu_smpirun of the StarPU that BUILD was made with.
+smpirun_of() {
+  local build=$1 prefix
+  [[ -x $build/bin/lwt2d-mpi ]] || die "no $build/bin/lwt2d-mpi: build it with FNNDTPS_SMPI=1 scripts/build.sh"
+  prefix=$(sed -n 's/^STARPU_PREFIX:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/null | head -1)
+  [[ -z $prefix ]] && prefix=$(cat "${FNNDTPS_CACHE:-$HOME/.cache/fnndtps}/current-smpi" 2>/dev/null || true)
+  [[ -x $prefix/bin/starpu_smpirun ]] || die "no starpu_smpirun under '$prefix': run scripts/setup.sh"
+  echo "$prefix/bin/starpu_smpirun"
+}
+
+scaling() {
+  local build=${1:-} out=${2:-} counts=${3:-1,2,4,8}
+  [[ -n $build ]] || die "scaling needs the SMPI build's folder"
+  local smpirun; smpirun=$(smpirun_of "$build")
+  [[ $counts =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || die "COUNTS: comma-separated node counts, not '$counts'"
+  [[ -n $out ]] || { out=$(mktemp -d); trap 'rm -rf "$out"' EXIT; }
+  mkdir -p "$out"
+  # case, rows a node (weak) or of the image (strong), columns, units a node (weak) or in all
+  local cases=("strong 16384 16384 64" "strong 32768 32768 256" "weak 16384 16384 64")
+  printf '%-7s %-12s %5s %10s %8s %6s %9s\n' case size nodes median_ms speedup eff bound_ms
+  local c n
+  for c in "${cases[@]}"; do
+    read -r kind rows cols units <<<"$c"
+    local t1=""
+    for n in ${counts//,/ }; do
+      local dir=$out/$n-nodes R=$rows U=$units
+      [[ $kind == weak ]] && R=$((rows * n)) U=$((units * n))
+      [[ -f $dir/net.xml ]] || platform "$dir" $(yes h200 | head -n "$n")
+      local log=$dir/$kind-${R}x$cols.txt
+      rm -rf "$dir/models"
+      echo "smpi.sh: $kind ${R}x$cols on $n node(s)" >&2
+      if ! env $(cat "$dir/env") timeout -k 5 600 "$smpirun" -platform "$dir/net.xml" -hostfile "$dir/hosts" \
+          $(cat "$dir/flag") "$build/bin/lwt2d-mpi" forward --size "${R}x$cols" --levels 4 --units "$U" --repeat 6 \
+          >"$log" 2>"${log%.txt}.err"; then
+        printf '%-7s %-12s %5s %10s\n' "$kind" "${R}x$cols" "$n" failed; continue
+      fi
+      local ms; ms=$(sed -n 's/^RESULT .* median_ms=\([0-9.]*\).*/\1/p' "$log")
+      [[ -z $t1 ]] && t1=$ms
+      # Strong: speed-up T1/Tn, efficiency T1/(n Tn); weak: n times the work, efficiency T1/Tn.
+      awk -v k="$kind" -v s="${R}x$cols" -v n="$n" -v t="$ms" -v t1="$t1" -v b=$((R * cols * 4)) 'BEGIN {
+        up = (k == "strong") ? t1 / t : n * t1 / t; eff = up / n
+        printf "%-7s %-12s %5d %10.2f %8.2f %6.2f %9.2f\n", k, s, n, t, up, eff, b * (n - 1) / n / 12.5e9 * 1e3 }'
+    done
+  done
+  echo "(simulated: lwt2d-mpi forward --levels 4 --repeat 6, the median of runs 1-5, rank shares by DTPS;" \
+       "h200 nodes, 100 Gb/s links; speed-up and efficiency against the first count's time)"
+}
+
 case ${1:-} in
   platform) shift; platform "$@" ;;
   bench) shift; bench "$@" ;;
-  *) die "usage: bench/smpi.sh platform DIR HOST... | bench BUILD_SMPI [OUT]" ;;
+  scaling) shift; scaling "$@" ;;
+  *) die "usage: bench/smpi.sh platform DIR HOST... | bench BUILD_SMPI [OUT] | scaling BUILD_SMPI [OUT] [COUNTS]" ;;
 esac
