@@ -387,11 +387,12 @@ Input read_input(const Options& o) {
 
 // Invalid points (NaN) take the mean of the valid heights for the transform: a constant adds
 // no detail of its own, and the holes stay marked by `invalid` in the outputs.
-std::vector<bool> fill_invalid(std::vector<float>& z) {
-  std::vector<bool> invalid(z.size());
+// Sums in index order, so the filled value is the same on every machine.
+std::vector<bool> fill_invalid(float* z, std::size_t n) {
+  std::vector<bool> invalid(n);
   double sum = 0;
   std::size_t valid = 0;
-  for (std::size_t i = 0; i < z.size(); ++i)
+  for (std::size_t i = 0; i < n; ++i)
     if (std::isfinite(z[i])) {
       sum += z[i];
       ++valid;
@@ -399,7 +400,7 @@ std::vector<bool> fill_invalid(std::vector<float>& z) {
       invalid[i] = true;
     }
   const float mean = valid ? float(sum / double(valid)) : 0.0f;
-  for (std::size_t i = 0; i < z.size(); ++i)
+  for (std::size_t i = 0; i < n; ++i)
     if (invalid[i]) z[i] = mean;
   return invalid;
 }
@@ -510,17 +511,14 @@ int run_filter(const Options& o) {
   lwt::Plan(rows, cols, o.levels, o.units, 1);  // throws PlanError: too many levels
   const std::size_t n = in.z.data.size();
   // The input's parameters skip its invalid points, as the bands' do (NaN there in every output).
-  for (float& v : in.z.data)
-    if (!std::isfinite(v)) v = std::numeric_limits<float>::quiet_NaN();
-  const filter::HeightParams input_params = filter::height_params(in.z.data.data(), n);
-  const std::vector<bool> invalid = fill_invalid(in.z.data);
+  FileBuffer surface(n), coeffs(n), band(n);
+  const std::size_t non_finite = filter::copy_marking_invalid(in.z.data.data(), surface.p, n);
+  std::vector<float>().swap(in.z.data);  // the surface is in `surface` from here
+  const filter::HeightParams input_params = filter::height_params(surface.p, n);
+  const std::vector<bool> invalid = non_finite || in.invalid ? fill_invalid(surface.p, n) : std::vector<bool>();
   if (in.invalid)
     std::printf("%s: %zu invalid points (%.2f%%) filled with the mean of the valid heights\n", o.in.c_str(),
                 in.invalid, 100.0 * double(in.invalid) / double(n));
-
-  FileBuffer surface(n), coeffs(n), band(n);
-  std::memcpy(surface.p, in.z.data.data(), n * sizeof(float));
-  std::vector<float>().swap(in.z.data);  // the surface is in `surface` from here
   io::Staging stage(o.out_dir);
   std::vector<filter::HeightParams> params;
   std::optional<filter::BandResidual> residual;

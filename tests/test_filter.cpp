@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -92,6 +93,34 @@ TEST(Bands, UnitLayoutSelectsWhatTheMallatLayoutSelects) {
       ASSERT_EQ(ua, b) << rows << " x " << cols << ", " << units << " units, band " << band.name;
     }
   }
+}
+
+// Over several of copy_marking_invalid's chunks (2^20 heights each) and a ragged last one:
+// finite heights copied bit for bit, every non-finite one NaN and counted.
+TEST(HeightParams, CopyMarksEveryNonFiniteHeightInvalid) {
+  const std::size_t n = (std::size_t(3) << 20) + 12345;
+  std::vector<float> in(n), out(n, 7.0f);
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> height(-1e3f, 1e3f);
+  for (float& v : in) v = height(rng);
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<std::size_t> bad = {0, 1, (std::size_t(1) << 20) - 1, std::size_t(1) << 20, n - 1};
+  for (std::size_t k = 0; k < bad.size(); ++k)
+    in[bad[k]] = k % 3 == 0 ? inf : k % 3 == 1 ? -inf : std::numeric_limits<float>::quiet_NaN();
+  in[42] = std::numeric_limits<float>::max();          // finite: kept
+  in[43] = std::numeric_limits<float>::denorm_min();   // finite: kept
+  EXPECT_EQ(filter::copy_marking_invalid(in.data(), out.data(), n), bad.size());
+  std::size_t nan = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (std::isnan(out[i])) {
+      ++nan;
+      EXPECT_FALSE(std::isfinite(in[i])) << i;
+    } else {
+      ASSERT_EQ(std::memcmp(&in[i], &out[i], sizeof(float)), 0) << i;
+    }
+  }
+  EXPECT_EQ(nan, bad.size());
+  EXPECT_EQ(filter::copy_marking_invalid(in.data(), out.data(), 0), 0u);
 }
 
 TEST(HeightParams, MatchHandComputedValues) {

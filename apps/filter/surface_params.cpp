@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -38,6 +39,21 @@ struct Moments {
 };
 
 }  // namespace
+
+std::size_t copy_marking_invalid(const float* in, float* out, std::size_t n) {
+  std::size_t invalid = 0;
+  for (std::size_t c : chunked<std::size_t>(n, [in, out](std::size_t b, std::size_t e) {
+         std::size_t bad = 0;
+         for (std::size_t i = b; i < e; ++i) {
+           const bool ok = std::isfinite(in[i]);
+           out[i] = ok ? in[i] : std::numeric_limits<float>::quiet_NaN();
+           bad += !ok;
+         }
+         return bad;
+       }))
+    invalid += c;
+  return invalid;
+}
 
 HeightParams height_params(const float* z, std::size_t n) {
   HeightParams p;

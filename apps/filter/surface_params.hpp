@@ -20,6 +20,10 @@ struct HeightParams {
 // Sums run on the host's threads in fixed chunks: the result does not depend on their number.
 HeightParams height_params(const float* z, std::size_t n);
 
+// `in` into `out` on the host's threads, every non-finite height as NaN (an invalid point,
+// ISO 25178-72); returns how many there were. Elementwise, so the same on any thread count.
+std::size_t copy_marking_invalid(const float* in, float* out, std::size_t n);
+
 // The bands of a filter partition the coefficients, so they sum to the input. The check, one
 // band at a time so that no band is held for it: `input` becomes input - (the bands so far), in
 // float32 (each subtraction rounds by half an ulp of what is left, about 6e-8 of the input's
