@@ -38,6 +38,9 @@ PY = sys.executable
 # GPU machine) and our even (equal shares by design: 15 cores get 15/16 of the tiles).
 GEMM_POLICIES = "fnn-dtps,fnn,dtps,boyer,dmda,dmdas,heteroprio"
 SCALING_POLICIES = "fnn-dtps,fnn,dtps,boyer,dmdas,dmda,heteroprio"
+# gpu50 on the LWT with a period shorter than one transform (~27 ms at 16384), so that every
+# timed run sees the duty cycle, not its on or off phase by luck (notes/bench.md).
+LWT_PERIOD = ["--period-ms", "20"]
 QUICK_COMPARE = ["--quick", "--lwt-sizes", "512", "--levels", "2", "--gemm-sizes", "256", "--tile", "128", "--reps", "2",
                  "--warmup", "1", "--perturb", "none", "--no-lp", "--policies", "fnn-dtps,dmdas", "--timeout", "60"]
 
@@ -67,12 +70,12 @@ def end_tree(root):
         tree |= more
         grew = bool(more)
     for pid in [root] + sorted(tree - {root}):
-        for kill in (lambda: os.killpg(os.getpgid(pid), signal.SIGKILL) if os.getpgid(pid) != os.getpgrp() else None,
-                     lambda: os.kill(pid, signal.SIGKILL)):
-            try:
-                kill()
-            except (ProcessLookupError, PermissionError):
-                pass
+        try:
+            if os.getpgid(pid) != os.getpgrp():  # never this runner's own group
+                os.killpg(os.getpgid(pid), signal.SIGKILL)
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 class Context:
@@ -130,6 +133,11 @@ class Context:
         return os.path.join(self.bin, name)
 
 
+def lwt_units(rows, wanted=64):
+    """`wanted` units, or as many as `rows` allow at 4 levels (32 rows a unit, seed 002 eq. 6.8)."""
+    return str(max(1, min(wanted, rows // 32)))
+
+
 # -- suites that are one of the bench's programs --------------------------------------------
 def python_suite(script, timeout=570):
     def run(ctx, args):
@@ -145,8 +153,7 @@ def python_suite(script, timeout=570):
 
 
 def gpu_counts():
-    n = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout.count("GPU ") if have_cuda() else 0
-    return ",".join(str(k) for k in (1, 2, 4, 8) if k <= n)
+    return ",".join(str(k) for k in (1, 2, 4, 8) if k <= cuda_devices())
 
 
 def scaling(ctx, args):
@@ -232,7 +239,7 @@ def bits(ctx, args):
     for name, extra in configs:
         for what, src, dst in (("forward", x, f"c-{name}.npy"), ("inverse", os.path.join(d, f"c-{ref}.npy"), f"y-{name}.npy")):
             p = ctx.proc([ctx.program("lwt2d"), what, "--in", src, "--out", os.path.join(d, dst), "--levels", "4",
-                          "--units", str(min(64, o.size // 32))], extra, o.timeout)
+                          "--units", lwt_units(o.size)], extra, o.timeout)
             if p.rc != 0:
                 ctx.say(f"{what} {name} failed: {cold.why(p)}")
                 ok = False
@@ -290,7 +297,7 @@ def calibrate(ctx, args):
     ctx.say(f"   gemm: {time.monotonic() - t0:.0f} s")
     for size in compare.int_list(o.lwt_sizes) if o.lwt_sizes.strip() else []:
         units = subprocess.run([PY, os.path.join(HERE, "sim_units.py"), str(size)], capture_output=True, text=True).stdout.strip()
-        units = str(min(int(units or 64), size // 32))  # a unit needs 32 rows at 4 levels
+        units = lwt_units(size, int(units or 64))
         # Three processes a class: StarPU drops a footprint's first timing, and the image's
         # edge units run once a process in the inverse (simulation: STARPU_CALIBRATE_MINIMUM=2).
         for extra in classes[:2] + (classes[2:] if size == 16384 else []):
@@ -324,7 +331,7 @@ def diag(ctx, args):
 
 
 def mpi(ctx, args):
-    """StarPU-MPI on one node: lwt2d-mpi (LWT, 4 levels, 64 units) and gemm-mpi (tile 1024) as
+    """StarPU-MPI on one node: lwt2d-mpi (LWT, 4 levels, 64 units where the size allows) and gemm-mpi (tile 1024) as
     one process and as 2 ranks splitting the node (rank 0: the GPU and the first half of the
     cores; rank 1 the rest), the 2 ranks' coefficients against the one process's, and
     gemm-mpi --check over 2 ranks. --mpi DIR: the MPI build (bin/, lib/ put first on the
@@ -366,7 +373,7 @@ def mpi(ctx, args):
         if p.rc != 0:
             ctx.say(f"   failed: {cold.why(p)}")
             ok = False
-    lwt = ["forward", "--in", x, "--levels", "4", "--units", "64", "--repeat", str(o.repeat)]
+    lwt = ["forward", "--in", x, "--levels", "4", "--units", lwt_units(o.lwt_size), "--repeat", str(o.repeat)]
     job(f"lwt2d-mpi forward {o.lwt_size}^2, one process", [one], lambda i: [os.path.join(mbin, "lwt2d-mpi")] + lwt + ["--out", c1])
     job("the same, 2 ranks (DTPS shares)", two, lambda i: [os.path.join(mbin, "lwt2d-mpi")] + lwt + ["--out", c2])
     same = all(os.path.exists(f) for f in (c1, c2)) and open(c1, "rb").read() == open(c2, "rb").read()
@@ -386,10 +393,11 @@ def mpi(ctx, args):
 SUITES = [Suite(n, d, r, a, qa, needs) for n, d, r, a, qa, needs in [
     ("compare-lwt", "LWT 8192^2 and 16384^2, stable and gpu50, every policy, with the bound", python_suite("compare.py"),
      ["--apps", "lwt2d", "--lwt-sizes", "8192,16384", "--levels", "4", "--perturb", "none,gpu50", "--reps", "5",
-      "--warmup", "2", "--timeout", "150"], ["--apps", "lwt2d"] + QUICK_COMPARE, ""),
+      "--warmup", "2", "--timeout", "150"] + LWT_PERIOD, ["--apps", "lwt2d"] + QUICK_COMPARE, ""),
     ("trace", "LWT 16384^2, stable and gpu50, fnn-dtps and dmdas: traces, Gantt charts, sheets, LP bound",
      python_suite("compare.py"), ["--apps", "lwt2d", "--lwt-sizes", "16384", "--levels", "4", "--perturb", "none,gpu50",
-                                  "--reps", "5", "--warmup", "2", "--policies", "fnn-dtps,dmdas", "--trace", "--timeout", "60"],
+                                  "--reps", "5", "--warmup", "2", "--policies", "fnn-dtps,dmdas", "--trace", "--timeout", "60"]
+     + LWT_PERIOD,
      ["--apps", "lwt2d", "--trace"] + QUICK_COMPARE, ""),
     ("compare-gemm", "our gemm 16384, tile 1024, stable, the GEMM policies", python_suite("compare.py"),
      ["--apps", "gemm", "--gemm-sizes", "16384", "--tile", "1024", "--perturb", "none", "--reps", "5", "--warmup", "1",
@@ -412,7 +420,7 @@ SUITES = [Suite(n, d, r, a, qa, needs) for n, d, r, a, qa, needs in [
      ["--tiles", "128", "--apps", "gemm,starpu-sgemm"] + QUICK_COMPARE, ""),
     ("scaling-lwt", "LWT 16384^2 and 32768^2 at 1, 2, 4, 8 GPUs (those the host has)", scaling,
      ["--apps", "lwt2d", "--lwt-sizes", "16384,32768", "--levels", "4", "--perturb", "none,gpu50", "--reps", "3",
-      "--policies", SCALING_POLICIES, "--timeout", "150"], None, "cuda"),
+      "--policies", SCALING_POLICIES, "--timeout", "150"] + LWT_PERIOD, None, "cuda"),
     ("scaling-gemm", "gemm 16384 at 1, 2, 4, 8 GPUs (32768: ARGS --gemm-sizes 32768, fewer --policies)", scaling,
      ["--apps", "gemm", "--gemm-sizes", "16384", "--tile", "1024", "--perturb", "none,gpu50", "--reps", "3", "--warmup", "1",
       "--class-reps", "2", "--policies", SCALING_POLICIES, "--timeout", "150"], None, "cuda"),
@@ -451,10 +459,11 @@ SUITES = [Suite(n, d, r, a, qa, needs) for n, d, r, a, qa, needs in [
 BY_NAME = {s.name: s for s in SUITES}
 
 
-def have_cuda():
-    """A CUDA device on this machine (the build may have CUDA code without one)."""
-    return shutil.which("nvidia-smi") is not None and subprocess.run(
-        ["nvidia-smi", "-L"], capture_output=True, text=True).stdout.count("GPU ") > 0
+def cuda_devices():
+    """How many CUDA devices this machine has (the build may have CUDA code without one)."""
+    if shutil.which("nvidia-smi") is None:
+        return 0
+    return subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout.count("GPU ")
 
 
 def parse_args(argv):
@@ -499,7 +508,7 @@ def main(argv):
             print(f"{s.name:<19} {s.doc.split(chr(10))[0].strip()}{'  [needs ' + s.needs + ']' if s.needs else ''}")
         return 0
     os.makedirs(a.out, exist_ok=True)
-    cuda = have_cuda()
+    cuda = cuda_devices() > 0
     failed = []
     for s, extra in a.runs:
         ctx = Context(a, s)
