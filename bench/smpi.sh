@@ -67,14 +67,21 @@ platform() {
   echo "$flag" >"$dir/flag"
 }
 
-bench() {
-  local build=$1 out=${2:-}
+# smpirun_of BUILD: starpu_smpirun of the StarPU that BUILD was made with.
+smpirun_of() {
+  local build=$1 prefix
   [[ -x $build/bin/lwt2d-mpi ]] || die "no $build/bin/lwt2d-mpi: build it with FNNDTPS_SMPI=1 scripts/build.sh"
-  local prefix; prefix=$(sed -n 's/^STARPU_PREFIX:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/null | head -1)
+  prefix=$(sed -n 's/^STARPU_PREFIX:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/null | head -1)
   [[ -z $prefix ]] && prefix=$(cat "${FNNDTPS_CACHE:-$HOME/.cache/fnndtps}/current-smpi" 2>/dev/null || true)
-  local smpirun=$prefix/bin/starpu_smpirun
-  [[ -x $smpirun ]] || die "no starpu_smpirun under '$prefix': run scripts/setup.sh"
-  [[ -n $out ]] || { out=$(mktemp -d); trap 'rm -rf "$out"' EXIT; }
+  [[ -x $prefix/bin/starpu_smpirun ]] || die "no starpu_smpirun under '$prefix': run scripts/setup.sh"
+  echo "$prefix/bin/starpu_smpirun"
+}
+
+bench() {
+  local build=${1:-} out=${2:-}
+  [[ -n $build ]] || die "bench needs the SMPI build's folder"
+  local smpirun; smpirun=$(smpirun_of "$build")
+  [[ -n $out ]] || { out=$(mktemp -d); trap "rm -rf '$out'" EXIT; }
   mkdir -p "$out"
   printf '%-22s %-7s %12s  %s\n' nodes shares median_ms "units per rank (last run)"
   local nodes shares
@@ -96,22 +103,12 @@ bench() {
   echo "(simulated: lwt2d-mpi forward --size 16384 --levels 4 --units 64 --repeat 8; each rank's input local, the outputs gathered on rank 0)"
 }
 
-# smpirun_of BUILD: starpu_smpirun of the StarPU that BUILD was made with.
-smpirun_of() {
-  local build=$1 prefix
-  [[ -x $build/bin/lwt2d-mpi ]] || die "no $build/bin/lwt2d-mpi: build it with FNNDTPS_SMPI=1 scripts/build.sh"
-  prefix=$(sed -n 's/^STARPU_PREFIX:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/null | head -1)
-  [[ -z $prefix ]] && prefix=$(cat "${FNNDTPS_CACHE:-$HOME/.cache/fnndtps}/current-smpi" 2>/dev/null || true)
-  [[ -x $prefix/bin/starpu_smpirun ]] || die "no starpu_smpirun under '$prefix': run scripts/setup.sh"
-  echo "$prefix/bin/starpu_smpirun"
-}
-
 scaling() {
   local build=${1:-} out=${2:-} counts=${3:-1,2,4,8}
   [[ -n $build ]] || die "scaling needs the SMPI build's folder"
   local smpirun; smpirun=$(smpirun_of "$build")
   [[ $counts =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || die "COUNTS: comma-separated node counts, not '$counts'"
-  [[ -n $out ]] || { out=$(mktemp -d); trap 'rm -rf "$out"' EXIT; }
+  [[ -n $out ]] || { out=$(mktemp -d); trap "rm -rf '$out'" EXIT; }
   mkdir -p "$out"
   # case, rows a node (weak) or of the image (strong), columns, units a node (weak) or in all
   local cases=("strong 16384 16384 64" "strong 32768 32768 256" "weak 16384 16384 64")
