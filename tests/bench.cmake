@@ -30,10 +30,15 @@ if(TARGET fnndtps AND FNNDTPS_BUILD_BENCH)  # bench_overhead
   set_tests_properties(bench_mechanism_quick PROPERTIES TIMEOUT 400 RUN_SERIAL TRUE)
 endif()
 if(TARGET fnndtps AND FNNDTPS_BUILD_BENCH)
-  # Every suite of the bench (bench/suites.py) in its --quick form: what the GPU machine runs.
+  # Every suite of the bench (bench/suites.py) in its --quick form: what the GPU machine runs;
+  # the mpi suite with the MPI build where scripts/test.sh made it (built before these tests run).
+  set(_mpi_build "$ENV{MPI_BUILD_DIR}")
+  if(NOT _mpi_build)
+    set(_mpi_build ${PROJECT_SOURCE_DIR}/build-mpi)
+  endif()
   add_test(NAME bench_suites_quick
            COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_bench.sh suites ${PROJECT_SOURCE_DIR}/bench/suites.py
-                   ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR})
+                   ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR} ${_mpi_build})
   set_tests_properties(bench_suites_quick PROPERTIES TIMEOUT 900 RUN_SERIAL TRUE)
 endif()
 if(FNNDTPS_BUILD_BENCH)

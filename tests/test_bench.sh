@@ -28,9 +28,9 @@
 #     bench/mechanism.py, small, on lwt2d, gemm, bench_overhead and StarPU's sgemm, LU and
 #     tasks_overhead (2 CPU workers): each section's rows with values, the reference's ratio
 #     1.00, the others' ratios, --only, a bad option.
-#   tests/test_bench.sh suites SUITES_PY SOURCE_DIR BUILD_DIR
+#   tests/test_bench.sh suites SUITES_PY SOURCE_DIR BUILD_DIR [MPI_BUILD_DIR]
 #     bench/suites.py --quick over every suite it lists: each one done, or skipped for the CUDA
-#     device or the MPI build this machine lacks, and its files written (tables, CSVs, the
+#     device or the MPI build (MPI_BUILD_DIR/bin/lwt2d-mpi and mpirun) this machine lacks, and its files written (tables, CSVs, the
 #     traces' charts, the sampling archive, the byte-for-byte comparisons); --limit kills what
 #     runs past it and keeps the suite's files; a misspelt suite or bad ARGS: one line, exit 2.
 #   tests/test_bench.sh perturb PERTURB
@@ -342,7 +342,9 @@ PY
     done
   fi
 elif [[ $mode == suites ]]; then
-  suites=$1 src=$2 build=$3
+  suites=$1 src=$2 build=$3 mpi_build=${4:-}
+  mpi=()
+  [[ -x $mpi_build/bin/lwt2d-mpi ]] && command -v mpirun >/dev/null && mpi=(--mpi "$mpi_build")
   b=$dir/build
   if ! bash "$src/scripts/build_starpu_examples.sh" "$b/bin" >"$dir/examples.log" 2>&1; then
     fail "StarPU's examples built"; tail -20 "$dir/examples.log"
@@ -350,7 +352,7 @@ elif [[ $mode == suites ]]; then
     for f in "$build"/bin/*; do [[ -e $b/bin/${f##*/} ]] || ln -s "$f" "$b/bin/"; done
     ln -s "$build/lib" "$b/lib"
     mapfile -t all < <("$PY" "$suites" --list | awk '{print $1}')
-    STARPU_SILENT=1 "$PY" "$suites" --build "$b" --out "$dir/out" --quick "${all[@]}" >"$dir/stdout" 2>"$dir/stderr"
+    STARPU_SILENT=1 "$PY" "$suites" --build "$b" --out "$dir/out" --quick "${mpi[@]}" "${all[@]}" >"$dir/stdout" 2>"$dir/stderr"
     rc=$?
     check "suites.py --quick over ${#all[@]} suites exits 0 (got $rc)" test $rc -eq 0
     [[ $rc -eq 0 ]] || { tail -30 "$dir/stdout"; cat "$dir/stderr"; }
@@ -358,7 +360,7 @@ elif [[ $mode == suites ]]; then
       needs=$("$PY" "$suites" --list | awk -v s="$s" '$1 == s && /\[needs/ {print $NF}' | tr -d ']')
       if [[ $needs == cuda ]] && ! nvidia-smi -L >/dev/null 2>&1; then
         check "$s: skipped without a CUDA device" grep -q "^== $s: skipped, it needs a CUDA device" "$dir/out/$s.txt"
-      elif [[ $needs == mpi ]]; then
+      elif [[ $needs == mpi && ${#mpi[@]} -eq 0 ]]; then
         check "$s: skipped without --mpi" grep -q "^== $s: skipped, it needs the MPI build" "$dir/out/$s.txt"
       else
         check "$s: done" grep -q "^== [0-9:]* $s done" "$dir/out/$s.txt"
@@ -374,6 +376,10 @@ elif [[ $mode == suites ]]; then
     check "bits: 4 outputs identical to the CPUs alone'" test "$(grep -c 'against cpu: identical' "$o/bits.txt")" -eq 4
     check "calibrate: models of the LWT's codelets" bash -c "tar tzf '$o/calibrate/sampling.tgz' | grep -q 'codelets/.*lwt'"
     check "diag: the policy's summary" grep -q "fnn-dtps" "$o/diag.txt"
+    if ((${#mpi[@]})); then
+      check "mpi: 2 ranks' coefficients identical to one process's" grep -q "2 ranks against one process: identical" "$o/mpi.txt"
+      check "mpi: gemm-mpi's check over 2 ranks" grep -q "check: max relative error .*: ok" "$o/mpi.txt"
+    fi
     check "the text is what was printed" bash -c "cat $(printf "'$o/%s.txt' " "${all[@]}") | cmp -s - '$dir/stdout'"
     "$PY" "$suites" --build "$b" --out "$dir/lim" --limit 3 cold=--quick >/dev/null 2>&1; rc=$?
     check "--limit 3: exit 1 (got $rc), the suite cut and its folder kept" \
