@@ -698,18 +698,18 @@ TEST(ProbeReal, CudaRuntimeWithoutGpuReportsNoDeviceOrSaneOnes) {
 // What this node offers, as the policy would describe StarPU's workers on it: one Cpu worker
 // per cpu that /proc/stat lists (or per cpuinfo processor, or one), one Cuda per device.
 std::vector<sched::WorkerSpec> this_machines_workers() {
+  const auto read = [](const char* path) {
+    std::ifstream f(path);
+    return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  };
   std::vector<sched::WorkerSpec> out;
-  std::ifstream stat("/proc/stat");
-  const std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  if (auto st = sched::parse_proc_stat(text)) {
+  if (auto st = sched::parse_proc_stat(read("/proc/stat"))) {
     for (std::size_t c = 0; c < st->cpu.size(); ++c) {
       if (st->cpu[c]) out.push_back({sched::WorkerKind::Cpu, {static_cast<unsigned>(c)}, -1});
     }
   }
   if (out.empty()) {
-    std::ifstream info("/proc/cpuinfo");
-    const std::string t((std::istreambuf_iterator<char>(info)), std::istreambuf_iterator<char>());
-    for (const sched::CpuInfoEntry& e : sched::parse_cpuinfo(t)) {
+    for (const sched::CpuInfoEntry& e : sched::parse_cpuinfo(read("/proc/cpuinfo"))) {
       out.push_back({sched::WorkerKind::Cpu, {e.processor}, -1});
     }
   }
