@@ -21,11 +21,11 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <type_traits>
 #include <vector>
 
 #include "apps/starpu_session.hpp"
+#include "base/host_threads.hpp"
 #include "codelets/gemm.hpp"
 
 namespace {
@@ -178,14 +178,14 @@ struct HostMatrix {
   T* get() const { return p.get(); }
 };
 
-// Runs f(begin, end) on [0, n) split over the machine's hardware threads.
+// Runs f(begin, end) on [0, n) split over the cores the process started with: the main thread
+// stays bound to StarPU's reserved core after StarPU stops (base/host_threads.hpp).
 template <typename F>
 void parallel_for(std::size_t n, F f) {
-  const std::size_t threads = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t threads = base::host_threads();
   const std::size_t chunk = (n + threads - 1) / threads;
-  std::vector<std::thread> pool;
-  for (std::size_t b = 0; b < n; b += chunk) pool.emplace_back(f, b, std::min(n, b + chunk));
-  for (std::thread& t : pool) t.join();
+  base::run_on_host_threads(unsigned((n + chunk - 1) / chunk),
+                            [&](unsigned t) { f(t * chunk, std::min(n, (t + 1) * chunk)); });
 }
 
 // Deterministic values uniform in [-1, 1): splitmix64 of (stream, index), so every element is

@@ -10,7 +10,7 @@ if(STARPU_FOUND)
     ${CMAKE_CURRENT_LIST_DIR}/filter/bands.cpp
     ${CMAKE_CURRENT_LIST_DIR}/filter/surface_params.cpp)
   target_include_directories(lwt_filter PUBLIC ${PROJECT_SOURCE_DIR})
-  target_link_libraries(lwt_filter PUBLIC lwt_cpu Threads::Threads PRIVATE fnndtps_warnings)
+  target_link_libraries(lwt_filter PUBLIC lwt_cpu fnndtps_base PRIVATE fnndtps_warnings)
 
   add_executable(lwt2d ${CMAKE_CURRENT_LIST_DIR}/lwt2d.cpp)
   target_link_libraries(lwt2d PRIVATE lwt_starpu lwt_ref lwt_io lwt_filter apps_starpu fnndtps_warnings)

@@ -38,6 +38,7 @@
 #include "apps/io/png.hpp"
 #include "apps/io/surface.hpp"
 #include "apps/io/x3p.hpp"
+#include "apps/phases.hpp"
 #include "apps/starpu_session.hpp"
 #include "codelets/lifting.hpp"
 #include "codelets/lwt_tasks.hpp"
@@ -214,6 +215,7 @@ int run_file(const Options& o) {
   // input; inverse: its output, the Mallat layout then moved into the input), and the result
   // goes back into a buffer the transform is done with (forward: the input, for the Mallat
   // layout). --check's reference is a third. StarPU runs for the transform only (FileBuffer).
+  apps::Phases phases;
   const io::NpyLayout shape = io::read_npy_layout(o.in, io::F64Policy::Refuse);
   apps::check_host_memory(o.command + " of a " + dims(shape.rows, shape.cols) + " array",
                           (o.check ? 3 : 2) * f32_bytes(shape.rows, shape.cols), "give a smaller array");
@@ -221,32 +223,45 @@ int run_file(const Options& o) {
   FileBuffer in(n), out(n);
   const bool fwd = o.command == "forward";
   io::read_npy_rows_f32(o.in, shape, 0, shape.rows, fwd ? in.p : out.p);
+  phases.mark("read");
   std::vector<float> ref;
   if (o.check) {
     ref.resize(n);
     if (fwd) lwt::ref::forward_2d(in.p, shape.rows, shape.cols, o.levels, ref.data());
     else lwt::ref::inverse_2d(out.p, shape.rows, shape.cols, o.levels, ref.data());
+    phases.mark("reference");
   }
   std::optional<lwt::Plan> plan;
   {
     apps::StarpuSession session;
+    phases.mark("StarPU start");
     plan.emplace(shape.rows, shape.cols, o.levels, o.units, preferred_units(session, shape.rows, shape.cols));
     print_setup(session, *plan, o.pipeline);
     if (!fwd) plan->from_mallat(out.p, in.p);
-    const apps::Pinned pinned(session, {&in, &out});
-    std::vector<lwt::WorkerStats> stats;
-    const double t0 = starpu_timing_now();
-    if (fwd) lwt::forward(*plan, o.pipeline, in.p, out.p, &stats);
-    else lwt::inverse(*plan, o.pipeline, in.p, out.p, &stats);
-    apps::trace_span(o.command, t0);
-    report(fwd ? "forward" : "inverse", seconds_since(t0), n, stats);
+    phases.mark("layout");
+    {
+      const apps::Pinned pinned(session, {&in, &out});
+      phases.mark("pin");
+      std::vector<lwt::WorkerStats> stats;
+      const double t0 = starpu_timing_now();
+      if (fwd) lwt::forward(*plan, o.pipeline, in.p, out.p, &stats);
+      else lwt::inverse(*plan, o.pipeline, in.p, out.p, &stats);
+      apps::trace_span(o.command, t0);
+      report(fwd ? "forward" : "inverse", seconds_since(t0), n, stats);
+      phases.mark("transform");
+    }
+    phases.mark("unpin");
   }
+  phases.mark("StarPU stop");
   if (fwd) plan->to_mallat(out.p, in.p);
+  phases.mark("layout");
   const float* result = fwd ? in.p : out.p;
   if (o.check)
     std::printf("check: max relative error against the reference %.3g\n", relative_error(result, ref.data(), n));
   io::write_npy_f32(o.out, shape.rows, shape.cols, result, o.in);
   std::printf("wrote %s\n", o.out.c_str());
+  phases.mark("write");
+  phases.print(o.command.c_str());
   return 0;
 }
 
@@ -427,7 +442,7 @@ struct PausedStarpu {
 // transform in the unit layout. filter_ms is the transforms' time, without done()'s.
 void separate(const apps::StarpuSession& session, const lwt::Plan& plan, const Options& o,
               const std::vector<filter::Band>& bands, const float* input, float* coeffs, float* band,
-              const std::function<void(std::size_t)>& done) {
+              apps::Phases& phases, const std::function<void(std::size_t)>& done) {
   const std::size_t n = std::size_t(plan.height()) * std::size_t(plan.width());
   std::vector<lwt::WorkerStats> stats;
   double t0 = starpu_timing_now();
@@ -435,6 +450,7 @@ void separate(const apps::StarpuSession& session, const lwt::Plan& plan, const O
   session.end_job();
   const double forward_s = seconds_since(t0);
   report("forward", forward_s, n, stats);
+  phases.mark("transforms");
   double inverse_s = 0;
   for (std::size_t b = 0; b < bands.size(); ++b) {
     t0 = starpu_timing_now();
@@ -443,6 +459,7 @@ void separate(const apps::StarpuSession& session, const lwt::Plan& plan, const O
     const double secs = seconds_since(t0);
     inverse_s += secs;
     report(bands[b].name.c_str(), secs, n, stats);
+    phases.mark("transforms");
     PausedStarpu paused;
     done(b);
   }
@@ -479,6 +496,7 @@ void check_filter_memory(const Options& o, long long rows, long long cols) {
 // Everything the user can get wrong is checked before the first transform: the spec, the
 // destinations, the input file, the memory it needs, the levels the surface allows.
 int run_filter(const Options& o) {
+  apps::Phases phases;
   const std::vector<filter::Band> bands = filter::parse_bands(o.bands, o.levels);
   std::error_code ec;
   if (std::filesystem::exists(o.out_dir, ec) && !std::filesystem::is_directory(o.out_dir, ec))
@@ -504,6 +522,7 @@ int run_filter(const Options& o) {
     check_filter_memory(o, shape.rows, shape.cols);
   }
   Input in = read_input(o);
+  phases.mark("read");
   if (o.out_x3p && !in.metres)
     throw UsageError("--out-x3p needs an X3P input (its axes give the heights' unit and spacing)");
   const int rows = in.z.rows, cols = in.z.cols;
@@ -519,25 +538,34 @@ int run_filter(const Options& o) {
   if (in.invalid)
     std::printf("%s: %zu invalid points (%.2f%%) filled with the mean of the valid heights\n", o.in.c_str(),
                 in.invalid, 100.0 * double(in.invalid) / double(n));
+  phases.mark("input's parameters");
   io::Staging stage(o.out_dir);
   std::vector<filter::HeightParams> params;
   std::optional<filter::BandResidual> residual;
   std::optional<lwt::Plan> plan_;
   {  // StarPU runs for the transforms; paused while each band is checked and written
     apps::StarpuSession session("fnn-dtps");  // the product, unless STARPU_SCHED names another
+    phases.mark("StarPU start");
     plan_.emplace(rows, cols, o.levels, o.units, preferred_units(session, rows, cols));
     print_setup(session, *plan_, o.pipeline);
-    const apps::Pinned pinned(session, {&surface, &coeffs, &band});
-    separate(session, *plan_, o, bands, surface.p, coeffs.p, band.p, [&](std::size_t b) {
-      if (!residual) residual.emplace(surface.p, n);  // the forward is done with the surface
-      residual->subtract(band.p);
-      if (in.invalid)
-        for (std::size_t i = 0; i < n; ++i)
-          if (invalid[i]) band.p[i] = std::numeric_limits<float>::quiet_NaN();
-      params.push_back(filter::height_params(band.p, n));
-      write_band(o, stage, bands[b].name, in, band.p);
-    });
+    {
+      const apps::Pinned pinned(session, {&surface, &coeffs, &band});
+      phases.mark("pin");
+      separate(session, *plan_, o, bands, surface.p, coeffs.p, band.p, phases, [&](std::size_t b) {
+        if (!residual) residual.emplace(surface.p, n);  // the forward is done with the surface
+        residual->subtract(band.p);
+        if (in.invalid)
+          for (std::size_t i = 0; i < n; ++i)
+            if (invalid[i]) band.p[i] = std::numeric_limits<float>::quiet_NaN();
+        params.push_back(filter::height_params(band.p, n));
+        phases.mark("bands' parameters");
+        write_band(o, stage, bands[b].name, in, band.p);
+        phases.mark("bands' files");
+      });
+    }
+    phases.mark("unpin");
   }
+  phases.mark("StarPU stop");
   std::printf("bands sum to the input: max relative error %.3g\n", residual->relative_error());
   const double to_unit = in.metres ? 1e6 : 1.0;
   std::printf("ISO 25178-2 height parameters, mean removed%s:\n%-10s %12s %12s %12s %12s %12s %12s %12s   %s\n",
@@ -553,7 +581,10 @@ int run_filter(const Options& o) {
     plan_->to_mallat(coeffs.p, mallat.data());
     io::write_mosaic_png(stage.path("mosaic.png"), mallat.data(), rows, cols, o.levels, 1024, o.in);
   }
+  phases.mark("parameters' table, mosaic");
   for (const std::string& p : stage.commit()) std::printf("wrote %s\n", p.c_str());
+  phases.mark("commit");
+  phases.print("filter");
   return 0;
 }
 

@@ -1,6 +1,8 @@
 // lwt_io: .npy / raw readers and writers (every defect of DESIGN §9 refused with a message that
 // names it) and the synthetic surface (deterministic across thread counts, the intended mix).
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,13 +15,16 @@
 #include <fstream>
 #include <limits>
 #include <random>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "apps/io/npy.hpp"
 #include "apps/io/output.hpp"
 #include "apps/io/surface.hpp"
 #include "base/atomic_file.hpp"
+#include "base/host_threads.hpp"
 
 namespace fs = std::filesystem;
 
@@ -740,3 +745,41 @@ TEST(Surface, RandomFieldIsStationaryAcrossTheEdges) {
 }
 
 }  // namespace
+
+// The apps' host-side helpers run on every core the process started with, even when started
+// from a thread bound to one core, as StarPU binds the program's main thread
+// (STARPU_MAIN_THREAD_BIND). Run in a thread of its own, bound here, so that the test binary's
+// main thread keeps its mask.
+TEST(HostThreads, HelpersGetTheProcessStartCoresWhenTheCallerIsBoundToOne) {
+  cpu_set_t start;
+  ASSERT_EQ(sched_getaffinity(0, sizeof start, &start), 0);
+  ASSERT_EQ(base::host_threads(), unsigned(CPU_COUNT(&start)));
+  std::vector<int> seen(4, -1);
+  std::thread caller([&] {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &start)) {
+        CPU_SET(c, &one);
+        break;
+      }
+    ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof one, &one), 0);
+    base::run_on_host_threads(4, [&](unsigned t) {
+      cpu_set_t mine;
+      if (pthread_getaffinity_np(pthread_self(), sizeof mine, &mine) == 0) seen[t] = CPU_EQUAL(&mine, &start) ? 1 : 0;
+    });
+  });
+  caller.join();
+  for (int s : seen) EXPECT_EQ(s, 1);
+}
+
+TEST(HostThreads, EveryIndexRunsOnceAndTheFirstErrorIsRethrown) {
+  std::vector<int> runs(7, 0);
+  base::run_on_host_threads(7, [&](unsigned t) { ++runs[t]; });
+  EXPECT_EQ(runs, std::vector<int>(7, 1));
+  EXPECT_THROW(base::run_on_host_threads(3,
+                                         [](unsigned t) {
+                                           if (t == 1) throw std::runtime_error("thread 1");
+                                         }),
+               std::runtime_error);
+}

@@ -4,29 +4,27 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
-#include <thread>
 #include <vector>
+
+#include "base/host_threads.hpp"
 
 namespace filter {
 
 namespace {
 
 // Sums over a surface in fixed chunks, combined in chunk order, so that a result does not
-// depend on how many threads computed it. The chunks share the host's threads: the filter
-// sums after its transforms, while StarPU's workers are idle.
+// depend on how many threads computed it. The chunks share the cores the process started with
+// (base/host_threads.hpp): the filter sums after its transforms, with StarPU's workers paused.
 constexpr std::size_t kChunk = std::size_t(1) << 20;
 
 template <typename Partial, typename F>
 std::vector<Partial> chunked(std::size_t n, F&& f) {
   const std::size_t chunks = std::max<std::size_t>(1, (n + kChunk - 1) / kChunk);
   std::vector<Partial> part(chunks);
-  const std::size_t threads = std::min<std::size_t>(chunks, std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  for (std::size_t t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] {
-      for (std::size_t c = t; c < chunks; c += threads) part[c] = f(c * kChunk, std::min(n, (c + 1) * kChunk));
-    });
-  for (auto& th : pool) th.join();
+  const unsigned threads = unsigned(std::min<std::size_t>(chunks, base::host_threads()));
+  base::run_on_host_threads(threads, [&](unsigned t) {
+    for (std::size_t c = t; c < chunks; c += threads) part[c] = f(c * kChunk, std::min(n, (c + 1) * kChunk));
+  });
   return part;
 }
 

@@ -4,11 +4,11 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <exception>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
+
+#include "base/host_threads.hpp"
 
 namespace io {
 namespace {
@@ -233,33 +233,11 @@ void make_surface(int rows, int cols, std::uint64_t seed, float* out, int thread
                                 std::to_string(rows) + " x " + std::to_string(cols));
   if (!out) throw std::invalid_argument("make_surface: null output buffer");
   const Model m = build_model(rows, cols, seed, parts & kSurfaceAll);
-  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (threads <= 0) threads = static_cast<int>(base::host_threads());
   threads = std::min(threads, rows);
-  if (threads == 1) {
-    fill_rows(m, 0, rows, out);
-    return;
-  }
-  std::vector<std::thread> pool;
-  std::vector<std::exception_ptr> errors(threads);
-  try {
-    for (int t = 0; t < threads; ++t) {
-      const int r0 = int(std::int64_t(rows) * t / threads);
-      const int r1 = int(std::int64_t(rows) * (t + 1) / threads);
-      pool.emplace_back([&m, &errors, r0, r1, out, t] {
-        try {
-          fill_rows(m, r0, r1, out);
-        } catch (...) {
-          errors[t] = std::current_exception();
-        }
-      });
-    }
-  } catch (...) {  // a thread could not start: finish the started ones, then report
-    for (auto& th : pool) th.join();
-    throw;
-  }
-  for (auto& th : pool) th.join();
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
+  base::run_on_host_threads(unsigned(threads), [&](unsigned t) {
+    fill_rows(m, int(std::int64_t(rows) * t / threads), int(std::int64_t(rows) * (t + 1) / threads), out);
+  });
 }
 
 void make_layered_surface(int rows, int cols, std::uint64_t seed, double wavelength, float* out,

@@ -35,7 +35,8 @@ enum SurfacePart : unsigned {
 };
 
 // Fills out[0 .. rows*cols) (row-major) with the surface for `seed`. threads <= 0: one per
-// hardware thread. Throws std::invalid_argument for rows or cols below 1 or a null `out`.
+// core the process started with (base/host_threads.hpp). Throws std::invalid_argument for rows
+// or cols below 1 or a null `out`.
 void make_surface(int rows, int cols, std::uint64_t seed, float* out, int threads = 0,
                   unsigned parts = kSurfaceAll);
 
