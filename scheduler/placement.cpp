@@ -3,6 +3,7 @@
 #include <starpu.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 
@@ -115,6 +116,31 @@ int alone_class(Policy& p, CodeletState& c, starpu_task* task, unsigned ctx, con
   }
   if (cls[0] <= 0 || cls[1] <= 0) return -1;  // one class cannot run it: nothing to choose
   return std::min(cls[0], cls[1]) < kMinCoRunGain * std::max(cls[0], cls[1]) ? (cls[1] > cls[0] ? 1 : 0) : -1;
+}
+
+// Whether a task the CPU class would run alone stays on the GPU class, its inputs being valid
+// on a GPU only: a core would read them over the bus, by a copy StarPU's CUDA worker makes on
+// its own thread between the GPU's tasks, and the GPU's next task writing them would wait for
+// it (a block a GPU updates, whose face a short task saves for a neighbour). It stays where
+// the best GPU's own time, its transfers included, beats the best core's time plus the copy.
+bool held_by_gpu(Policy& p, CodeletState& c, starpu_task* task, unsigned ctx, const TaskKey& k, ArchCosts& costs) {
+  if (task_info::missing_on(task, STARPU_MAIN_RAM) == 0) return false;
+  double best[2] = {HUGE_VAL, HUGE_VAL};
+  std::array<double, STARPU_MAXNODES> transfer;
+  transfer.fill(-1);
+  starpu_worker_collection* workers = starpu_sched_ctx_get_worker_collection(ctx);
+  starpu_sched_ctx_iterator it;
+  workers->init_iterator_for_parallel_tasks(workers, &it, task);
+  while (workers->has_next(workers, &it)) {
+    const int w = int(workers->get_next(workers, &it));
+    const WorkerSlot& s = p.workers[std::size_t(w)];
+    if (!s.member || !can_run(p, c, task, w)) continue;
+    double& tr = transfer[s.node];
+    if (tr < 0) tr = std::max(0.0, starpu_task_expected_data_transfer_time_for(task, unsigned(w)));
+    double& b = best[s.gpu ? 1 : 0];
+    b = std::min(b, costs.of(p, c, task, ctx, w, k) * get(c.rel[std::size_t(w)]) + tr);
+  }
+  return best[1] < best[0];
 }
 
 // Worker w's own expected time: its arch's x rel[w], a slower (or busier) worker of the arch

@@ -47,6 +47,10 @@ struct ArchCosts {
 // The class the task runs on alone: 1 GPU, 0 CPU, -1 both.
 int alone_class(state::Policy& p, state::CodeletState& c, starpu_task* task, unsigned ctx, const TaskKey& k,
                 ArchCosts& costs);
+// Whether a task the CPU class would run alone stays on the GPU class: its inputs are on a GPU
+// only, and the GPU's time beats a core's plus the copy.
+bool held_by_gpu(state::Policy& p, state::CodeletState& c, starpu_task* task, unsigned ctx, const TaskKey& k,
+                 ArchCosts& costs);
 // Worker w's own expected time: its arch's x rel[w].
 double base_us(state::Policy& p, state::CodeletState& c, starpu_task* task, unsigned ctx, int w, const TaskKey& k);
 // What placing the task on `node` costs in allocations, in us.

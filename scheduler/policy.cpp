@@ -327,6 +327,7 @@ int push(starpu_task* task) {
     if (p->source != SpeedSource::Even && only < 0 && data && !open_plan(*p).splits() &&
         p->has_cpu.load(std::memory_order_relaxed)) {
       only = alone_class(*p, c, task, ctx, key, arch_cost);
+      if (only == 0 && held_by_gpu(*p, c, task, ctx, key, arch_cost)) only = 1;
       if (only >= 0) unplaced = false;
       // Nor, without a plan, does a core start data that has no main-memory buffer yet (a
       // transform's work strips, born on the GPU that started them), whatever the classes'
