@@ -515,24 +515,40 @@ int run_filter(const Options& o) {
   if (std::filesystem::is_directory(o.out_dir, ec))
     for (const std::string& f : files)
       if (std::filesystem::exists(o.out_dir + "/" + f, ec)) io::check_output_file(o.out_dir + "/" + f);
+  // A .npy file is read straight into the transform's buffer (its reader refuses non-finite
+  // values); X3P and raw surfaces through their readers, copied with their non-finite heights
+  // marked invalid.
+  const bool npy = o.shape_rows == 0 && ends_with(o.in, ".npy");
+  std::optional<io::NpyLayout> layout;
   if (o.shape_rows > 0) {
     check_filter_memory(o, o.shape_rows, o.shape_cols);
-  } else if (ends_with(o.in, ".npy")) {
-    const io::NpyLayout shape = io::read_npy_layout(o.in, io::F64Policy::Convert);
-    check_filter_memory(o, shape.rows, shape.cols);
+  } else if (npy) {
+    layout = io::read_npy_layout(o.in, io::F64Policy::Convert);
+    check_filter_memory(o, layout->rows, layout->cols);
   }
-  Input in = read_input(o);
-  phases.mark("read");
+  Input in;
+  if (npy) {
+    in.z.rows = layout->rows;
+    in.z.cols = layout->cols;
+  } else {
+    in = read_input(o);
+  }
   if (o.out_x3p && !in.metres)
     throw UsageError("--out-x3p needs an X3P input (its axes give the heights' unit and spacing)");
   const int rows = in.z.rows, cols = in.z.cols;
   check_filter_memory(o, rows, cols);
   lwt::Plan(rows, cols, o.levels, o.units, 1);  // throws PlanError: too many levels
-  const std::size_t n = in.z.data.size();
+  const std::size_t n = std::size_t(rows) * std::size_t(cols);
   // The input's parameters skip its invalid points, as the bands' do (NaN there in every output).
   FileBuffer surface(n), coeffs(n), band(n);
-  const std::size_t non_finite = filter::copy_marking_invalid(in.z.data.data(), surface.p, n);
-  std::vector<float>().swap(in.z.data);  // the surface is in `surface` from here
+  std::size_t non_finite = 0;
+  if (npy) {
+    io::read_npy_rows_f32(o.in, *layout, 0, rows, surface.p);
+  } else {
+    non_finite = filter::copy_marking_invalid(in.z.data.data(), surface.p, n);
+    std::vector<float>().swap(in.z.data);  // the surface is in `surface` from here
+  }
+  phases.mark("read");
   const filter::HeightParams input_params = filter::height_params(surface.p, n);
   const std::vector<bool> invalid = non_finite || in.invalid ? fill_invalid(surface.p, n) : std::vector<bool>();
   if (in.invalid)

@@ -112,24 +112,22 @@ BandResidual::BandResidual(float* input, std::size_t n) : r_(input), n_(n) {
          return m;
        }))
     scale_ = std::max(scale_, m);
+  largest_ = scale_;
 }
 
 void BandResidual::subtract(const float* band) {
-  chunked<char>(n_, [this, band](std::size_t b, std::size_t e) {
-    for (std::size_t i = b; i < e; ++i) r_[i] -= band[i];
-    return char(0);
-  });
-}
-
-double BandResidual::relative_error() const {
-  double error = 0;
-  for (double m : chunked<double>(n_, [this](std::size_t b, std::size_t e) {
+  largest_ = 0;
+  for (double m : chunked<double>(n_, [this, band](std::size_t b, std::size_t e) {
          double m = 0;
-         for (std::size_t i = b; i < e; ++i) m = std::max(m, std::fabs(double(r_[i])));
+         for (std::size_t i = b; i < e; ++i) {
+           r_[i] -= band[i];
+           m = std::max(m, std::fabs(double(r_[i])));
+         }
          return m;
        }))
-    error = std::max(error, m);
-  return scale_ > 0 ? error / scale_ : error;
+    largest_ = std::max(largest_, m);
 }
+
+double BandResidual::relative_error() const { return scale_ > 0 ? largest_ / scale_ : largest_; }
 
 }  // namespace filter

@@ -28,7 +28,8 @@ std::size_t copy_marking_invalid(const float* in, float* out, std::size_t n);
 // band at a time so that no band is held for it: `input` becomes input - (the bands so far), in
 // float32 (each subtraction rounds by half an ulp of what is left, about 6e-8 of the input's
 // scale: far below a transform's own error). relative_error(): the largest |residual| over the
-// largest |input| (the absolute error where the input is 0).
+// largest |input| (the absolute error where the input is 0), as the last subtract() left it: each
+// subtraction takes the residual's largest magnitude as it goes, so no pass of its own.
 class BandResidual {
  public:
   BandResidual(float* input, std::size_t n);
@@ -39,6 +40,7 @@ class BandResidual {
   float* r_;
   std::size_t n_;
   double scale_ = 0;
+  double largest_;  // max |residual|: of the input until the first subtraction
 };
 
 }  // namespace filter
