@@ -5,6 +5,7 @@ policies through STARPU_SCHED_LIB, beside StarPU's built-ins, one process per ru
   bench/clients.py --bin DIR --lib LIBFNNDTPS [--programs stencil,pih,pih-data]
                    [--policies fnn-dtps,fnn,dtps,boyer,lws,dmdas,eager] [--reps 3] [--budget 240]
                    [--timeout 60] [--stencil-args ARGS] [--env 'VAR=V ...'] [--out DIR] [--models DIR]
+                   [--trace]
 
 Programs (DIR holds them: scripts/build_starpu_examples.sh DIR builds them from StarPU's source):
   stencil   examples/stencil with --stencil-args (default: 64 blocks of 128^3, 64 iterations):
@@ -21,6 +22,10 @@ the start), kept across its processes. Every process runs in a process group of 
 group at it); none starts past --budget seconds of the run, and each one's timeout is cut to
 end within it. --env: settings for every process (e.g. STARPU_NCPU=4); StarPU's defaults
 otherwise.
+
+--trace: every process records its schedule (FNNDTPS_TRACE; StarPU's policies too, loaded through
+STARPU_SCHED_LIB then) into OUT/traces/PROGRAM-POLICY-RUN.json, for bench/gantt.py; tracing
+changes what it measures a little (README, "Seeing what a policy did").
 
 Writes OUT/clients.csv (program,policy,run,value,unit,status: ok, warmup, failed, timeout or
 skipped), OUT/clients.txt (per program and policy: median, min, max over the rounds; ratio to
@@ -85,8 +90,11 @@ class Clients:
                 f.write(f"### skipped (past the budget): {program} {policy} {run}\n")
             return self.add(program, policy, run, None, unit, "skipped")
         extra = {"STARPU_SCHED": policy, "FNNDTPS_MODEL_DIR": os.path.join(a.models, f"{program}-{policy}")}
-        if policy in OURS:
+        if policy in OURS or a.trace:
             extra["STARPU_SCHED_LIB"] = a.lib
+        if a.trace:
+            os.makedirs(os.path.join(a.out, "traces"), exist_ok=True)
+            extra["FNNDTPS_TRACE"] = os.path.join(a.out, "traces", f"{program}-{policy}-{run}.json")
         argv = [os.path.join(a.bin, PROGRAMS[program])] + (a.stencil_args.split() if program == "stencil" else [])
         env = dict(self.base, **extra)
         shown = dict(extra, **dict(kv.split("=", 1) for kv in a.env.split()))
@@ -166,6 +174,7 @@ def parse_args(argv):
     ap.add_argument("--env", metavar="'VAR=V ...'", default="", help="settings for every process")
     ap.add_argument("--out", metavar="DIR", default="clients-out", help="output folder (default clients-out)")
     ap.add_argument("--models", metavar="DIR", help="our policies' model folders (default OUT/models)")
+    ap.add_argument("--trace", action="store_true", help="record each process's schedule (OUT/traces/)")
     ap.add_argument("--commit", default="", help="the commit to name in the table (default: git's)")
     args = ap.parse_args(argv)
     bad = [p for p in args.programs if p not in PROGRAMS]
