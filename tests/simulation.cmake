@@ -50,3 +50,14 @@ if(TARGET fnndtps)
   endif()
   set_tests_properties(simulation_clients PROPERTIES TIMEOUT 300)
 endif()
+
+# A short task whose input only a GPU holds stays on the GPU class (tests/sim_held.c, .sh).
+if(TARGET fnndtps)
+  add_executable(sim_held ${CMAKE_CURRENT_LIST_DIR}/sim_held.c)
+  target_link_libraries(sim_held PRIVATE PkgConfig::STARPU)
+  set_target_properties(sim_held PROPERTIES BUILD_RPATH "${STARPU_LIBRARY_DIRS}")
+  add_test(NAME simulation_held
+           COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/sim_held.sh $<TARGET_FILE:sim_held> $<TARGET_FILE:fnndtps>
+                   ${PROJECT_SOURCE_DIR} ${STARPU_LIBRARY_DIRS})
+  set_tests_properties(simulation_held PROPERTIES TIMEOUT 300)
+endif()
