@@ -569,11 +569,7 @@ int run_filter(const Options& o) {
       phases.mark("pin");
       separate(session, *plan_, o, bands, surface.p, coeffs.p, band.p, phases, [&](std::size_t b) {
         if (!residual) residual.emplace(surface.p, n);  // the forward is done with the surface
-        residual->subtract(band.p);
-        if (in.invalid)
-          for (std::size_t i = 0; i < n; ++i)
-            if (invalid[i]) band.p[i] = std::numeric_limits<float>::quiet_NaN();
-        params.push_back(filter::height_params(band.p, n));
+        params.push_back(residual->take(band.p, in.invalid ? &invalid : nullptr));
         phases.mark("bands' parameters");
         write_band(o, stage, bands[b].name, in, band.p);
         phases.mark("bands' files");

@@ -53,21 +53,13 @@ std::size_t copy_marking_invalid(const float* in, float* out, std::size_t n) {
   return invalid;
 }
 
-HeightParams height_params(const float* z, std::size_t n) {
+namespace {
+
+// The second pass of height_params: the moments about the mean of the finite samples whose
+// sum and count the first gave.
+HeightParams about_mean(const float* z, std::size_t n, double sum, std::size_t points) {
   HeightParams p;
-  double sum = 0;
-  for (const Sum& s : chunked<Sum>(n, [z](std::size_t b, std::size_t e) {
-         Sum s;
-         for (std::size_t i = b; i < e; ++i)
-           if (std::isfinite(z[i])) {
-             s.sum += z[i];
-             ++s.points;
-           }
-         return s;
-       })) {
-    sum += s.sum;
-    p.points += s.points;
-  }
+  p.points = points;
   if (p.points == 0) throw std::invalid_argument("no valid height to compute parameters from");
   const double mean = sum / double(p.points);
   Moments m;
@@ -105,6 +97,26 @@ HeightParams height_params(const float* z, std::size_t n) {
   return p;
 }
 
+}  // namespace
+
+HeightParams height_params(const float* z, std::size_t n) {
+  double sum = 0;
+  std::size_t points = 0;
+  for (const Sum& s : chunked<Sum>(n, [z](std::size_t b, std::size_t e) {
+         Sum s;
+         for (std::size_t i = b; i < e; ++i)
+           if (std::isfinite(z[i])) {
+             s.sum += z[i];
+             ++s.points;
+           }
+         return s;
+       })) {
+    sum += s.sum;
+    points += s.points;
+  }
+  return about_mean(z, n, sum, points);
+}
+
 BandResidual::BandResidual(float* input, std::size_t n) : r_(input), n_(n) {
   for (double m : chunked<double>(n, [input](std::size_t b, std::size_t e) {
          double m = 0;
@@ -115,17 +127,32 @@ BandResidual::BandResidual(float* input, std::size_t n) : r_(input), n_(n) {
   largest_ = scale_;
 }
 
-void BandResidual::subtract(const float* band) {
+HeightParams BandResidual::take(float* band, const std::vector<bool>* invalid) {
+  struct Partial {
+    Sum sum;
+    double largest = 0;
+  };
   largest_ = 0;
-  for (double m : chunked<double>(n_, [this, band](std::size_t b, std::size_t e) {
-         double m = 0;
+  double sum = 0;
+  std::size_t points = 0;
+  for (const Partial& c : chunked<Partial>(n_, [this, band, invalid](std::size_t b, std::size_t e) {
+         Partial c;
          for (std::size_t i = b; i < e; ++i) {
            r_[i] -= band[i];
-           m = std::max(m, std::fabs(double(r_[i])));
+           c.largest = std::max(c.largest, std::fabs(double(r_[i])));
+           if (invalid && (*invalid)[i]) band[i] = std::numeric_limits<float>::quiet_NaN();
+           if (std::isfinite(band[i])) {
+             c.sum.sum += band[i];
+             ++c.sum.points;
+           }
          }
-         return m;
-       }))
-    largest_ = std::max(largest_, m);
+         return c;
+       })) {
+    largest_ = std::max(largest_, c.largest);
+    sum += c.sum.sum;
+    points += c.sum.points;
+  }
+  return about_mean(band, n_, sum, points);
 }
 
 double BandResidual::relative_error() const { return scale_ > 0 ? largest_ / scale_ : largest_; }

@@ -28,19 +28,22 @@ std::size_t copy_marking_invalid(const float* in, float* out, std::size_t n);
 // band at a time so that no band is held for it: `input` becomes input - (the bands so far), in
 // float32 (each subtraction rounds by half an ulp of what is left, about 6e-8 of the input's
 // scale: far below a transform's own error). relative_error(): the largest |residual| over the
-// largest |input| (the absolute error where the input is 0), as the last subtract() left it: each
-// subtraction takes the residual's largest magnitude as it goes, so no pass of its own.
+// largest |input| (the absolute error where the input is 0), as the last take() left it.
 class BandResidual {
  public:
   BandResidual(float* input, std::size_t n);
-  void subtract(const float* band);
+  // Subtracts `band` from the residual, then sets the band's `invalid` points (null: none) to
+  // NaN and returns its height_params: the subtraction's pass is also the parameters' first
+  // (the sums), and it takes the residual's largest magnitude as it goes. The same parameters
+  // as height_params of the band so marked.
+  HeightParams take(float* band, const std::vector<bool>* invalid);
   double relative_error() const;
 
  private:
   float* r_;
   std::size_t n_;
   double scale_ = 0;
-  double largest_;  // max |residual|: of the input until the first subtraction
+  double largest_;  // max |residual|: of the input until the first take()
 };
 
 }  // namespace filter
