@@ -312,15 +312,13 @@ int push(starpu_task* task) {
     // none of that one can run it.
     int only = uses_dtps(*p) && task->flops > 0 ? dispatch_class(c, task, work) : -1;
     int keeper = -1;  // the worker that keeps the task's unit (unit_split)
-    task_info::Unit unit;      // its unit's handles, when unit_split placed it
-    bool unplaced = false;  // a unit no plan placed: it follows this task (UnitTable::settle)
     // Units are split between classes (DTPS's plan, or where the GPU class started them) only
     // where both have workers: a run on one class pays nothing. `even` divides task by task.
     if (p->source != SpeedSource::Even && only < 0 && data && p->has_cpu.load(std::memory_order_relaxed) &&
         p->gpu_nodes.load(std::memory_order_relaxed) > 0) {
+      task_info::Unit unit;
       const UnitTable::Place place = unit_split(*p, c, task, ctx, work, key, arch_cost, unit);
       only = place.cls, keeper = place.owner;
-      unplaced = unit.n > 0 && place.cls < 0;
     }
     // No split to follow (DTPS's plan): the faster class alone where the other adds too little.
     // Tasks without data have no transfers nor buffers to contend for: they co-run.
@@ -328,7 +326,6 @@ int push(starpu_task* task) {
         p->has_cpu.load(std::memory_order_relaxed)) {
       only = alone_class(*p, c, task, ctx, key, arch_cost);
       if (only == 0 && held_by_gpu(*p, c, task, ctx, key, arch_cost)) only = 1;
-      if (only >= 0) unplaced = false;
       // Nor, without a plan, does a core start data that has no main-memory buffer yet (a
       // transform's work strips, born on the GPU that started them), whatever the classes'
       // rates say: StarPU would pin it there (alloc_us: serialised on the CUDA driver's lock,
@@ -363,13 +360,16 @@ int push(starpu_task* task) {
         // counted twice, a unit's tasks would never leave the GPUs that ran its first ones.
         const bool compete = gpus_compete && s.cuda;
         const double finish = compete ? std::max(queue_end, now) + run : expected_finish(now, queue_end, tr, run);
-        // A core that must fetch the task's data from a GPU takes a unit off the node where
-        // its other tasks run: the unit goes back over the same link for them, a transfer the
-        // GPU's queue cannot hide (its link is busy with its own units). Counted as a cost.
-        const double away = !s.cuda && !s.gpu ? tr : 0;
+        // Without a plan, a unit goes task by task where its task ends first, as in dmda: no
+        // class keeps it. A unit held to the class of its first task, or a core charged the
+        // unit's way back to the GPU, sends a stencil's blocks to the GPU one by one (its queue
+        // runs short between waves of ready tasks) until it runs them all while the cores idle
+        // (tests/sim_stencil.c: 1.5-1.9x dmdas's time). The transform's units stay on the GPU
+        // by the rules above: their work strips are born there (alloc), their inputs valid
+        // there only (held_by_gpu).
         double& al = alloc[s.node];
         if (al < 0) al = data && p->gpu_nodes.load(std::memory_order_relaxed) > 0 ? alloc_us(task, s.node) : 0.0;
-        const double end = finish + (compete ? tr - least_gpu_transfer : 0) + away + al;
+        const double end = finish + (compete ? tr - least_gpu_transfer : 0) + al;
         // Ties (within kTieUs) go to the worker pushing the task (it ended the task before:
         // no wake, its caches hold the data; as ws pushes to its caller), else to the shorter
         // queue: tasks cheaper than kTieUs (no data, `even`'s tiny work) would all tie.
@@ -385,13 +385,6 @@ int push(starpu_task* task) {
       p->batch.pending.fetch_sub(1);
       return -ENODEV;  // nobody in this context can run it: StarPU reports the task
     }
-    // Without a plan, a unit the GPU class started stays there: task by task, a core would
-    // take its cheap coarse levels (or a tile's cheap update) off the GPU, the unit would
-    // cross the bus at each move, and its neighbours would wait on its halos. A unit a core
-    // started stays free: pinned to that core, every later task touching it (a factorization's
-    // tiles all are) would queue behind one core.
-    if (unplaced && p->workers[std::size_t(best)].gpu)
-      p->split.units.settle(unit.h.data(), unit.n, p->batch.id.load(std::memory_order_relaxed), UnitTable::Place{1, -1});
     enqueue(*p, task, c, ctx, best, best_predicted, work);
   } catch (const std::exception& e) {
     fail("push", e);
@@ -441,8 +434,8 @@ starpu_task* take_from_busiest(Policy& p, unsigned ctx, int w, double now) {
     const bool data = !p.one_node && STARPU_TASK_GET_NBUFFERS(task);
     const double pin = data && !me.cuda ? alloc_us(task, me.node) : 0.0;
     if (pin > 0 && !split) return false;
-    // Nor, without a plan, inputs that are on a GPU only (a unit the GPU class started, which
-    // push keeps there): the unit would cross the bus out and back, and StarPU's CUDA worker
+    // Nor, without a plan, inputs that are on a GPU only (push's held_by_gpu keeps such tasks
+    // there): the unit would cross the bus out and back, and StarPU's CUDA worker
     // runs its node's copies on its own thread, so the GPU's own tasks wait behind them.
     if (!split && !me.cuda && v.cuda && data && task_info::missing_on(task, me.node) > 0) return false;
     // The thief's own expected time, not the policy's plan: a move is taken back only by the

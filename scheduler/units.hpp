@@ -35,9 +35,6 @@ class UnitTable {
   template <class Assign>
   Place place_of(const void* const* h, std::size_t n, int batch, std::atomic<long>& seen, Assign&& assign,
                  bool& crossing);
-  // A unit that no plan placed (class -1) takes `place`: the GPU class, where its first task
-  // went, so that its later tasks follow it there. Entries already placed keep theirs.
-  void settle(const void* const* h, std::size_t n, int batch, Place place);
 
  private:
   struct Entry {
@@ -84,16 +81,6 @@ inline UnitTable::Place UnitTable::place_of(const void* const* h, std::size_t n,
   }
   for (std::size_t i = locks; i-- > 0;) stripes_[order[i]].mutex.unlock();
   return place;
-}
-
-inline void UnitTable::settle(const void* const* h, std::size_t n, int batch, Place place) {
-  n = std::min(n, kMaxHandles);
-  for (std::size_t i = 0; i < n; ++i) {
-    Stripe& st = stripes_[(reinterpret_cast<std::uintptr_t>(h[i]) >> 6) % kStripes];
-    QueueLock g(st.mutex);
-    const auto it = st.map.find(h[i]);
-    if (it != st.map.end() && it->second.batch == batch && it->second.place.cls < 0) it->second.place = place;
-  }
 }
 
 }  // namespace sched

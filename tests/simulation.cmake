@@ -61,3 +61,15 @@ if(TARGET fnndtps)
                    ${PROJECT_SOURCE_DIR} ${STARPU_LIBRARY_DIRS})
   set_tests_properties(simulation_held PROPERTIES TIMEOUT 300)
 endif()
+
+# StarPU's stencil's task graph: our policies within 1/0.95 of lws's and dmdas's best time
+# (tests/sim_stencil.c, .sh).
+if(TARGET fnndtps)
+  add_executable(sim_stencil ${CMAKE_CURRENT_LIST_DIR}/sim_stencil.c)
+  target_link_libraries(sim_stencil PRIVATE PkgConfig::STARPU)
+  set_target_properties(sim_stencil PROPERTIES BUILD_RPATH "${STARPU_LIBRARY_DIRS}")
+  add_test(NAME simulation_stencil
+           COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/sim_stencil.sh $<TARGET_FILE:sim_stencil> $<TARGET_FILE:fnndtps>
+                   ${PROJECT_SOURCE_DIR} ${STARPU_LIBRARY_DIRS})
+  set_tests_properties(simulation_stencil PROPERTIES TIMEOUT 300)
+endif()

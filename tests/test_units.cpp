@@ -1,6 +1,5 @@
 // scheduler/units.hpp: the first task that touches any of a unit's handles places the unit; a
-// later task that touches one of them follows; units of an earlier batch count as absent; a
-// unit no plan placed takes the place settle() gives it, and a placed one keeps its own.
+// later task that touches one of them follows; units of an earlier batch count as absent.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -65,22 +64,4 @@ TEST(UnitTable, AnEarlierBatchsEntriesCountAsAbsent) {
   // Batch 1: fake(3) is a new unit (the 4th seen: GPU), not batch 0's.
   u.seen = 0;
   EXPECT_EQ(u.place({fake(3)}, 1).cls, 0) << "a new unit of batch 1 (k = 0: CPU)";
-}
-
-TEST(UnitTable, SettleGivesAnUnplacedUnitItsPlaceAndKeepsPlacedOnes) {
-  UnitTable t;
-  std::atomic<long> seen{0};
-  bool crossing = false;
-  auto either = [](std::size_t) { return UnitTable::Place{-1, -1}; };
-  const void* a[] = {fake(1), fake(2)};
-  EXPECT_EQ(t.place_of(a, 2, 0, seen, either, crossing).cls, -1);
-  t.settle(a, 2, 0, UnitTable::Place{1, -1});
-  EXPECT_EQ(t.place_of(a, 1, 0, seen, either, crossing).cls, 1) << "settled on the GPU class";
-  t.settle(a, 2, 0, UnitTable::Place{0, 3});
-  EXPECT_EQ(t.place_of(a + 1, 1, 0, seen, either, crossing).cls, 1) << "a placed unit keeps its place";
-  // Settling in another batch changes nothing in this one's entries.
-  const void* b[] = {fake(7)};
-  t.place_of(b, 1, 0, seen, either, crossing);
-  t.settle(b, 1, 1, UnitTable::Place{1, -1});
-  EXPECT_EQ(t.place_of(b, 1, 0, seen, either, crossing).cls, -1);
 }
