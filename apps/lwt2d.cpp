@@ -20,7 +20,6 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
-#include <future>
 #include <limits>
 #include <map>
 #include <memory>
@@ -437,15 +436,13 @@ struct PausedStarpu {
 };
 
 // The forward transform once, then per band an inverse of its levels alone, all as StarPU
-// tasks (each unit's first inverse task zeroes the other levels where it runs), band b into
-// band[b % 2]: `ready(b)` waits until that buffer is free (its band b - 2 written), and
-// `done(b)` takes band b with StarPU paused, so that a band's file is written while the next
-// band is computed and no band is held longer than it takes to write it. `coeffs` keeps the
+// tasks (each unit's first inverse task zeroes the other levels where it runs), into `band`,
+// one band after the other: `done(b)` takes band b with StarPU paused, and the next inverse
+// overwrites it, so that no band is held longer than it takes to write it. `coeffs` keeps the
 // transform in the unit layout. filter_ms is the transforms' time, without done()'s.
 void separate(const apps::StarpuSession& session, const lwt::Plan& plan, const Options& o,
-              const std::vector<filter::Band>& bands, const float* input, float* coeffs, float* const band[2],
-              apps::Phases& phases, const std::function<void(std::size_t)>& ready,
-              const std::function<void(std::size_t)>& done) {
+              const std::vector<filter::Band>& bands, const float* input, float* coeffs, float* band,
+              apps::Phases& phases, const std::function<void(std::size_t)>& done) {
   const std::size_t n = std::size_t(plan.height()) * std::size_t(plan.width());
   std::vector<lwt::WorkerStats> stats;
   double t0 = starpu_timing_now();
@@ -456,9 +453,8 @@ void separate(const apps::StarpuSession& session, const lwt::Plan& plan, const O
   phases.mark("transforms");
   double inverse_s = 0;
   for (std::size_t b = 0; b < bands.size(); ++b) {
-    ready(b);
     t0 = starpu_timing_now();
-    lwt::inverse(plan, o.pipeline, coeffs, band[b % 2], &stats, bands[b].levels());
+    lwt::inverse(plan, o.pipeline, coeffs, band, &stats, bands[b].levels());
     session.end_job();
     const double secs = seconds_since(t0);
     inverse_s += secs;
@@ -476,32 +472,23 @@ void separate(const apps::StarpuSession& session, const lwt::Plan& plan, const O
               session.cpu_workers(), session.cuda_workers(), secs * 1e3, forward_s * 1e3, inverse_s * 1e3);
 }
 
-// Where one band's files go in the staging folder: .npy, and with --out-x3p and --png theirs.
-struct BandFiles {
-  std::string npy, x3p, png;  // empty: not written
-};
-BandFiles band_files(const Options& o, io::Staging& stage, const std::string& name) {
-  return {stage.path(name + ".npy"), o.out_x3p ? stage.path(name + ".x3p") : "", o.png ? stage.path(name + ".png") : ""};
-}
-
-// One band's files; on a thread of its own while the next band is computed (no shared state
-// but `z`, which nothing writes until this returns).
-void write_band(const Options& o, const BandFiles& f, const Input& in, const float* z) {
+// One band's files into the staging folder: .npy, and with --out-x3p and --png theirs.
+void write_band(const Options& o, io::Staging& stage, const std::string& name, const Input& in, const float* z) {
   const int rows = in.z.rows, cols = in.z.cols;
-  io::write_npy_f32(f.npy, rows, cols, z, o.in);
-  if (!f.x3p.empty()) io::write_x3p(f.x3p, rows, cols, z, in.dx, in.dy, o.in);
-  if (!f.png.empty()) {
+  io::write_npy_f32(stage.path(name + ".npy"), rows, cols, z, o.in);
+  if (o.out_x3p) io::write_x3p(stage.path(name + ".x3p"), rows, cols, z, in.dx, in.dy, o.in);
+  if (o.png) {
     std::vector<float> shown(z, z + std::size_t(rows) * std::size_t(cols));  // in micrometres where the unit is known
     for (float& v : shown) v = float(v * (in.metres ? 1e6 : 1.0));
-    io::write_height_png(f.png, shown.data(), rows, cols, in.metres ? "um" : "", 1024, o.in);
+    io::write_height_png(stage.path(name + ".png"), shown.data(), rows, cols, in.metres ? "um" : "", 1024, o.in);
   }
 }
 
 // Host memory a filter run holds at once, at least: the input (read, then copied into the
-// buffer StarPU transforms), the coefficients, two bands (one written while the next is
-// computed); the views' copies; a band's heights in float64 for X3P.
+// buffer StarPU transforms), the coefficients, one band; the views' copies; a band's heights
+// in float64 for X3P.
 void check_filter_memory(const Options& o, long long rows, long long cols) {
-  const double arrays = 4.0 + (o.png ? 2 : 0) + (o.out_x3p ? 2 : 0);
+  const double arrays = 3.0 + (o.png ? 2 : 0) + (o.out_x3p ? 2 : 0);
   apps::check_host_memory("filtering a " + dims(rows, cols) + " surface", arrays * f32_bytes(rows, cols),
                           "give a smaller surface");
 }
@@ -562,59 +549,31 @@ int run_filter(const Options& o) {
     std::vector<float>().swap(in.z.data);  // the surface is in `surface` from here
   }
   phases.mark("read");
-  // The input's parameters while StarPU starts and pins (both wait on the kernel and the CUDA
-  // driver, not on the cores); on a surface with invalid points first, since filling them
-  // changes it.
-  std::vector<bool> invalid;
-  std::future<filter::HeightParams> input_params;
-  if (non_finite || in.invalid) {
-    input_params = std::async(std::launch::deferred, filter::height_params, surface.p, n);
-    input_params.wait();
-    invalid = fill_invalid(surface.p, n);
-  } else {
-    input_params = std::async(std::launch::async, filter::height_params, surface.p, n);
-  }
+  const filter::HeightParams input_params = filter::height_params(surface.p, n);
+  const std::vector<bool> invalid = non_finite || in.invalid ? fill_invalid(surface.p, n) : std::vector<bool>();
   if (in.invalid)
     std::printf("%s: %zu invalid points (%.2f%%) filled with the mean of the valid heights\n", o.in.c_str(),
                 in.invalid, 100.0 * double(in.invalid) / double(n));
+  phases.mark("input's parameters");
   io::Staging stage(o.out_dir);
   std::vector<filter::HeightParams> params;
   std::optional<filter::BandResidual> residual;
   std::optional<lwt::Plan> plan_;
-  {  // StarPU runs for the transforms; paused while each band is checked
+  {  // StarPU runs for the transforms; paused while each band is checked and written
     apps::StarpuSession session("fnn-dtps");  // the product, unless STARPU_SCHED names another
     phases.mark("StarPU start");
     plan_.emplace(rows, cols, o.levels, o.units, preferred_units(session, rows, cols));
     print_setup(session, *plan_, o.pipeline);
-    FileBuffer second(n);
-    float* const band_of[2] = {band.p, second.p};
-    // A band's files are written on a thread of their own while the next band is computed;
-    // its buffer is used again two bands later, once they are written (written[b % 2]).
-    std::future<void> written[2];
-    const auto wait_written = [&](std::size_t slot) {
-      if (written[slot].valid()) written[slot].get();  // rethrows the writer's error
-    };
     {
-      const apps::Pinned pinned(session, {&surface, &coeffs, &band, &second});
+      const apps::Pinned pinned(session, {&surface, &coeffs, &band});
       phases.mark("pin");
-      input_params.wait();
-      phases.mark("input's parameters");
-      separate(
-          session, *plan_, o, bands, surface.p, coeffs.p, band_of, phases,
-          [&](std::size_t b) {
-            wait_written(b % 2);
-            phases.mark("bands' files");
-          },
-          [&](std::size_t b) {
-            float* z = band_of[b % 2];
-            if (!residual) residual.emplace(surface.p, n);  // the forward is done with the surface
-            params.push_back(residual->take(z, in.invalid ? &invalid : nullptr));
-            phases.mark("bands' parameters");
-            written[b % 2] = std::async(std::launch::async, write_band, std::cref(o),
-                                        band_files(o, stage, bands[b].name), std::cref(in), z);
-          });
-      for (std::size_t slot = 0; slot < 2; ++slot) wait_written(slot);
-      phases.mark("bands' files");
+      separate(session, *plan_, o, bands, surface.p, coeffs.p, band.p, phases, [&](std::size_t b) {
+        if (!residual) residual.emplace(surface.p, n);  // the forward is done with the surface
+        params.push_back(residual->take(band.p, in.invalid ? &invalid : nullptr));
+        phases.mark("bands' parameters");
+        write_band(o, stage, bands[b].name, in, band.p);
+        phases.mark("bands' files");
+      });
     }
     phases.mark("unpin");
   }
@@ -626,7 +585,7 @@ int run_filter(const Options& o) {
                         : " (Sa..Sz and the band files in the input's unit)",
               "band", "Sa", "Sq", "Sp",
               "Sv", "Sz", "Ssk", "Sku", "levels");
-  print_params("input", input_params.get(), to_unit, "all");
+  print_params("input", input_params, to_unit, "all");
   for (std::size_t b = 0; b < bands.size(); ++b)
     print_params(bands[b].name.c_str(), params[b], to_unit, bands[b].levels_text());
   if (o.png) {
