@@ -13,5 +13,5 @@ if(STARPU_FOUND)
   target_link_libraries(lwt_filter PUBLIC lwt_cpu fnndtps_base PRIVATE fnndtps_warnings)
 
   add_executable(lwt2d ${CMAKE_CURRENT_LIST_DIR}/lwt2d.cpp)
-  target_link_libraries(lwt2d PRIVATE lwt_starpu lwt_ref lwt_io lwt_filter apps_starpu fnndtps_warnings)
+  target_link_libraries(lwt2d PRIVATE lwt_starpu heights_starpu lwt_ref lwt_io lwt_filter apps_starpu fnndtps_warnings)
 endif()

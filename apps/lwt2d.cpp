@@ -40,6 +40,7 @@
 #include "apps/io/x3p.hpp"
 #include "apps/phases.hpp"
 #include "apps/starpu_session.hpp"
+#include "codelets/height_tasks.hpp"
 #include "codelets/lifting.hpp"
 #include "codelets/lwt_tasks.hpp"
 #include "scheduler/plugin.hpp"
@@ -435,36 +436,130 @@ struct PausedStarpu {
   PausedStarpu& operator=(const PausedStarpu&) = delete;
 };
 
+// The filter's ISO 25178-2 parameters, and its check that the bands sum to the input, as height
+// tasks (codelets/height_tasks.hpp) over the plan's level-0 strips, run where the data is: the
+// input's once the forward is done, each band's on its inverse's output strips before they come
+// home. The residual, the input minus the bands so far, stays with StarPU from band to band, in
+// float32: each subtraction rounds by half an ulp of what is left, about 6e-8 of the input's
+// scale, far below a transform's own error.
+class FilterSums {
+ public:
+  // `surface` (the forward's input, its invalid points filled) becomes the residual; `mask`, one
+  // byte a point, names the invalid points (null: none), which the parameters skip and the bands
+  // carry as NaN.
+  FilterSums(const lwt::Plan& plan, float* surface, const unsigned char* mask) {
+    std::vector<int> row0, rows;
+    for (int k = 0; k < plan.units(); ++k) {
+      row0.push_back(plan.unit_row0(0, k));
+      rows.push_back(plan.unit_rows(0, k));
+    }
+    strips_ = heights::register_strips(surface, mask, plan.width(), row0, rows);
+  }
+  ~FilterSums() { heights::unregister_no_copy(strips_); }
+  FilterSums(const FilterSums&) = delete;
+  FilterSums& operator=(const FilterSums&) = delete;
+
+  // The input's parameters; its largest magnitude is the check's scale.
+  filter::HeightParams input() {
+    heights::Pass first = heights::Pass::first(strips_.size(), false);
+    first.submit_all(strips_);
+    const heights::Partial f = first.total();
+    scale_ = f.largest;
+    largest_ = scale_;
+    return about_mean(strips_, f, false);
+  }
+
+  // What an inverse runs on its output strips for one band: the first pass as each strip is
+  // written (the band minus from the residual, its invalid points marked), then the moments.
+  lwt::OutputTasks band_tasks() {
+    lwt::OutputTasks t;
+    t.strip = [this](int k, starpu_data_handle_t out, int priority) {
+      if (!first_) first_.emplace(heights::Pass::first(strips_.size(), true));
+      const heights::StripData& s = strips_[std::size_t(k)];
+      first_->submit(std::size_t(k), heights::StripData{out, s.z, s.mask}, priority);
+    };
+    t.finish = [this](const std::vector<starpu_data_handle_t>& out) {
+      const heights::Partial f = first_->total();
+      first_.reset();
+      largest_ = f.largest;
+      std::vector<heights::StripData> band(out.size());
+      for (std::size_t k = 0; k < out.size(); ++k) band[k] = heights::StripData{out[k], nullptr, strips_[k].mask};
+      band_ = about_mean(band, f, true);
+    };
+    return t;
+  }
+  const filter::HeightParams& band() const { return band_; }
+  // The largest |residual| over the largest |input| (the absolute error where the input is 0),
+  // as the last band left it.
+  double relative_error() const { return scale_ > 0 ? largest_ / scale_ : largest_; }
+
+ private:
+  // The second pass over `s` about the mean the first gave (f); with `home`, each strip heads
+  // home once read (StarPU's wont_use takes effect after the tasks submitted before it).
+  static filter::HeightParams about_mean(const std::vector<heights::StripData>& s, const heights::Partial& f,
+                                         bool home) {
+    if (f.points == 0) throw std::invalid_argument("no valid height to compute parameters from");
+    heights::Pass moments = heights::Pass::moments(s.size(), f.sum / double(f.points));
+    moments.submit_all(s);
+    if (home)
+      for (const heights::StripData& d : s) starpu_data_wont_use(d.z);
+    const heights::Partial m = moments.total();
+    filter::CentralSums c;
+    c.points = std::size_t(m.points);
+    c.s1 = m.s1;
+    c.s2 = m.s2;
+    c.s3 = m.s3;
+    c.s4 = m.s4;
+    c.hi = m.hi;
+    c.lo = m.lo;
+    return filter::from_central_sums(c);
+  }
+
+  std::vector<heights::StripData> strips_;
+  std::optional<heights::Pass> first_;  // the band's first pass, between its strips and finish
+  filter::HeightParams band_;
+  double scale_ = 0, largest_ = 0;
+};
+
 // The forward transform once, then per band an inverse of its levels alone, all as StarPU
 // tasks (each unit's first inverse task zeroes the other levels where it runs), into `band`,
-// one band after the other: `done(b)` takes band b with StarPU paused, and the next inverse
-// overwrites it, so that no band is held longer than it takes to write it. `coeffs` keeps the
-// transform in the unit layout. filter_ms is the transforms' time, without done()'s.
+// one band after the other, each band's sums (FilterSums) as tasks on its strips: `done(b)`
+// takes band b with StarPU paused, and the next inverse overwrites it, so that no band is held
+// longer than it takes to write it. `coeffs` keeps the transform in the unit layout; `surface`
+// becomes the residual. filter_ms is the transforms' and the bands' sums' time, without
+// done()'s. params: the input's, then each band's.
 void separate(const apps::StarpuSession& session, const lwt::Plan& plan, const Options& o,
-              const std::vector<filter::Band>& bands, const float* input, float* coeffs, float* band,
-              apps::Phases& phases, const std::function<void(std::size_t)>& done) {
+              const std::vector<filter::Band>& bands, float* surface, const unsigned char* mask, float* coeffs,
+              float* band, apps::Phases& phases, std::vector<filter::HeightParams>& params, double* relative_error,
+              const std::function<void(std::size_t)>& done) {
   const std::size_t n = std::size_t(plan.height()) * std::size_t(plan.width());
   std::vector<lwt::WorkerStats> stats;
   double t0 = starpu_timing_now();
-  lwt::forward(plan, o.pipeline, input, coeffs, &stats);
+  lwt::forward(plan, o.pipeline, surface, coeffs, &stats);
   session.end_job();
   const double forward_s = seconds_since(t0);
   report("forward", forward_s, n, stats);
   phases.mark("transforms");
+  FilterSums sums(plan, surface, mask);
+  params.push_back(sums.input());
+  phases.mark("input's parameters");
   double inverse_s = 0;
   for (std::size_t b = 0; b < bands.size(); ++b) {
     t0 = starpu_timing_now();
-    lwt::inverse(plan, o.pipeline, coeffs, band, &stats, bands[b].levels());
+    const lwt::OutputTasks then = sums.band_tasks();
+    lwt::inverse(plan, o.pipeline, coeffs, band, &stats, bands[b].levels(), &then);
     session.end_job();
     const double secs = seconds_since(t0);
     inverse_s += secs;
     report(bands[b].name.c_str(), secs, n, stats);
+    params.push_back(sums.band());
     phases.mark("transforms");
     PausedStarpu paused;
     done(b);
   }
+  *relative_error = sums.relative_error();
   const double secs = forward_s + inverse_s;
-  std::printf("filter   %10.2f ms %8.2f Msamples/s (forward, %zu band inverses)\n",
+  std::printf("filter   %10.2f ms %8.2f Msamples/s (forward, %zu band inverses with their sums)\n",
               secs * 1e3, double(n) / secs / 1e6, bands.size());
   std::printf("RESULT filter policy=%s size=%dx%d levels=%d bands=%zu units=%d cpu=%u cuda=%u filter_ms=%.3f "
               "forward_ms=%.3f inverses_ms=%.3f\n",
@@ -549,17 +644,17 @@ int run_filter(const Options& o) {
     std::vector<float>().swap(in.z.data);  // the surface is in `surface` from here
   }
   phases.mark("read");
-  const filter::HeightParams input_params = filter::height_params(surface.p, n);
   const std::vector<bool> invalid = non_finite || in.invalid ? fill_invalid(surface.p, n) : std::vector<bool>();
+  const std::vector<unsigned char> mask(invalid.begin(), invalid.end());  // the height tasks' (a byte a point)
   if (in.invalid)
     std::printf("%s: %zu invalid points (%.2f%%) filled with the mean of the valid heights\n", o.in.c_str(),
                 in.invalid, 100.0 * double(in.invalid) / double(n));
-  phases.mark("input's parameters");
+  phases.mark("invalid points");
   io::Staging stage(o.out_dir);
-  std::vector<filter::HeightParams> params;
-  std::optional<filter::BandResidual> residual;
+  std::vector<filter::HeightParams> params;  // the input's, then each band's
+  double relative_error = 0;
   std::optional<lwt::Plan> plan_;
-  {  // StarPU runs for the transforms; paused while each band is checked and written
+  {  // StarPU runs for the transforms and the sums; paused while each band is written
     apps::StarpuSession session("fnn-dtps");  // the product, unless STARPU_SCHED names another
     phases.mark("StarPU start");
     plan_.emplace(rows, cols, o.levels, o.units, preferred_units(session, rows, cols));
@@ -567,27 +662,25 @@ int run_filter(const Options& o) {
     {
       const apps::Pinned pinned(session, {&surface, &coeffs, &band});
       phases.mark("pin");
-      separate(session, *plan_, o, bands, surface.p, coeffs.p, band.p, phases, [&](std::size_t b) {
-        if (!residual) residual.emplace(surface.p, n);  // the forward is done with the surface
-        params.push_back(residual->take(band.p, in.invalid ? &invalid : nullptr));
-        phases.mark("bands' parameters");
-        write_band(o, stage, bands[b].name, in, band.p);
-        phases.mark("bands' files");
-      });
+      separate(session, *plan_, o, bands, surface.p, mask.empty() ? nullptr : mask.data(), coeffs.p, band.p, phases,
+               params, &relative_error, [&](std::size_t b) {
+                 write_band(o, stage, bands[b].name, in, band.p);
+                 phases.mark("bands' files");
+               });
     }
     phases.mark("unpin");
   }
   phases.mark("StarPU stop");
-  std::printf("bands sum to the input: max relative error %.3g\n", residual->relative_error());
+  std::printf("bands sum to the input: max relative error %.3g\n", relative_error);
   const double to_unit = in.metres ? 1e6 : 1.0;
   std::printf("ISO 25178-2 height parameters, mean removed%s:\n%-10s %12s %12s %12s %12s %12s %12s %12s   %s\n",
               in.metres ? " (Sa..Sz in um; the band files in metres, as the input)"
                         : " (Sa..Sz and the band files in the input's unit)",
               "band", "Sa", "Sq", "Sp",
               "Sv", "Sz", "Ssk", "Sku", "levels");
-  print_params("input", input_params, to_unit, "all");
+  print_params("input", params[0], to_unit, "all");
   for (std::size_t b = 0; b < bands.size(); ++b)
-    print_params(bands[b].name.c_str(), params[b], to_unit, bands[b].levels_text());
+    print_params(bands[b].name.c_str(), params[b + 1], to_unit, bands[b].levels_text());
   if (o.png) {
     std::vector<float> mallat(n);
     plan_->to_mallat(coeffs.p, mallat.data());

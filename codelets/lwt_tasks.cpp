@@ -641,8 +641,12 @@ void forward(const Plan& p, Pipeline pipeline, const float* image, float* units_
 // j's halos (j = 0 the coarsest) are the initial copy (j = 0) and the horizontal inverse of
 // the level below; the readers are the vertical inverses.
 void inverse(const Plan& p, Pipeline pipeline, const float* units_layout, float* image,
-             std::vector<WorkerStats>* stats, LevelSet keep) {
+             std::vector<WorkerStats>* stats, LevelSet keep, const OutputTasks* then) {
   find_ranks();
+  if (then && ranks.size > 1) {
+    std::fprintf(stderr, "lwt: an inverse's output tasks run in one process only\n");
+    std::abort();
+  }
   begin_stats();
   {
     Handles hd(p, units_layout, image, true, pipeline == Pipeline::Steps);
@@ -694,7 +698,8 @@ void inverse(const Plan& p, Pipeline pipeline, const float* units_layout, float*
         }
       }
       if (l == 0) {
-        starpu_data_wont_use(hd.out[k]);
+        if (then) then->strip(k, hd.out[k], stage_priority(j));
+        else starpu_data_wont_use(hd.out[k]);
         hd.done_with(k);
       }
     };
@@ -718,6 +723,7 @@ void inverse(const Plan& p, Pipeline pipeline, const float* units_layout, float*
     };
     wavefront(p.units(), L, writer, reader);
     hd.wait();
+    if (then) then->finish(hd.out);
   }
   end_stats(stats);
 }

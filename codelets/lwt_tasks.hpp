@@ -7,12 +7,15 @@
 // (split, predict, update, scale and their inverses; seed 000 Algorithm 1).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "codelets/plan.hpp"
 
 struct starpu_task;
+struct _starpu_data_state;
+typedef struct _starpu_data_state* starpu_data_handle_t;
 
 namespace lwt {
 
@@ -36,10 +39,20 @@ struct WorkerStats {
 // result is gathered, and unused elsewhere (may be null). The same holds for inverse().
 void forward(const Plan& plan, Pipeline pipeline, const float* image, float* units_layout,
              std::vector<WorkerStats>* stats = nullptr);
+// A caller's own tasks on an inverse's output, before its strips come home (one process only):
+// strip(k, h, priority) once unit k's last task is submitted (h: its output strip, the image's
+// rows from plan.unit_row0(0, k); priority: that task's), then finish(hs) once every task so far
+// has ended (hs: the strips in unit order), where it may submit more and wait for them.
+struct OutputTasks {
+  std::function<void(int, starpu_data_handle_t, int)> strip;
+  std::function<void(const std::vector<starpu_data_handle_t>&)> finish;
+};
+
 // Inverse: per-unit layout back to the image; of the levels in `keep` alone (the others taken
 // as zero by each unit's first task, on its worker) where `keep` names a subset.
 void inverse(const Plan& plan, Pipeline pipeline, const float* units_layout, float* image,
-             std::vector<WorkerStats>* stats = nullptr, LevelSet keep = kAllLevels);
+             std::vector<WorkerStats>* stats = nullptr, LevelSet keep = kAllLevels,
+             const OutputTasks* then = nullptr);
 
 // Across ranks: the rank of each unit for the next transforms of plans of owner.size() units
 // (every rank passes the same); other plans, or an empty vector, spread units evenly.

@@ -170,43 +170,6 @@ TEST(HeightParams, ChunkedSumsMatchOnePass) {
   EXPECT_NEAR(p.sp, hi, 1e-9 * hi);
   EXPECT_NEAR(p.ssk, double(s3 / m) / (sq * sq * sq), 1e-9);
   EXPECT_NEAR(p.sku, double(s4 / m) / (sq * sq * sq * sq), 1e-9 * 3);
-  std::vector<float> half(z);
-  for (float& v : half) v = std::isfinite(v) ? v / 2 : 0.0f;
-  std::vector<float> input(n);
-  for (std::size_t i = 0; i < n; ++i) input[i] = std::isfinite(z[i]) ? z[i] : 0.0f;
-  {  // halves of a float are exact: nothing is left
-    std::vector<float> r(input);
-    filter::BandResidual left(r.data(), n);
-    std::vector<float> band(half);
-    const filter::HeightParams p1 = left.take(band.data(), nullptr);
-    const filter::HeightParams whole = filter::height_params(half.data(), n);
-    EXPECT_EQ(p1.points, whole.points);  // take's parameters are height_params', to the bit
-    EXPECT_EQ(p1.sa, whole.sa);
-    EXPECT_EQ(p1.sq, whole.sq);
-    EXPECT_EQ(p1.sku, whole.sku);
-    band = half;
-    left.take(band.data(), nullptr);
-    EXPECT_EQ(left.relative_error(), 0.0);
-  }
-  half[n - 1] += 1.0f;  // the last chunk's last sample
-  std::vector<float> r(input);
-  filter::BandResidual left(r.data(), n);
-  std::vector<float> band(half);
-  left.take(band.data(), nullptr);
-  // The second band's invalid points: NaN in it afterwards, and left out of its parameters.
-  std::vector<bool> invalid(n, false);
-  invalid[0] = invalid[n / 2] = true;
-  band = half;
-  const filter::HeightParams p2 = left.take(band.data(), &invalid);
-  EXPECT_TRUE(std::isnan(band[0]) && std::isnan(band[n / 2]));
-  std::vector<float> marked(half);
-  marked[0] = marked[n / 2] = std::numeric_limits<float>::quiet_NaN();
-  const filter::HeightParams want = filter::height_params(marked.data(), n);
-  EXPECT_EQ(p2.points, want.points);
-  EXPECT_EQ(p2.sq, want.sq);
-  double scale = 0;
-  for (float v : input) scale = std::max(scale, std::fabs(double(v)));
-  EXPECT_NEAR(left.relative_error(), 2.0 / scale, 1e-5 / scale);  // 2h - 2(h + 1), h = O(1): rounded by ~1e-6
 }
 
 class X3pTest : public ::testing::Test {

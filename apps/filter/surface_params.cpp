@@ -14,7 +14,7 @@ namespace {
 
 // Sums over a surface in fixed chunks, combined in chunk order, so that a result does not
 // depend on how many threads computed it. The chunks share the cores the process started with
-// (base/host_threads.hpp): the filter sums after its transforms, with StarPU's workers paused.
+// (base/host_threads.hpp): the filter copies its input before StarPU starts.
 constexpr std::size_t kChunk = std::size_t(1) << 20;
 
 template <typename Partial, typename F>
@@ -31,9 +31,6 @@ std::vector<Partial> chunked(std::size_t n, F&& f) {
 struct Sum {
   double sum = 0;
   std::size_t points = 0;
-};
-struct Moments {
-  double s1 = 0, s2 = 0, s3 = 0, s4 = 0, hi = -INFINITY, lo = INFINITY;
 };
 
 }  // namespace
@@ -58,13 +55,12 @@ namespace {
 // The second pass of height_params: the moments about the mean of the finite samples whose
 // sum and count the first gave.
 HeightParams about_mean(const float* z, std::size_t n, double sum, std::size_t points) {
-  HeightParams p;
-  p.points = points;
-  if (p.points == 0) throw std::invalid_argument("no valid height to compute parameters from");
-  const double mean = sum / double(p.points);
-  Moments m;
-  for (const Moments& c : chunked<Moments>(n, [z, mean](std::size_t b, std::size_t e) {
-         Moments c;
+  if (points == 0) throw std::invalid_argument("no valid height to compute parameters from");
+  const double mean = sum / double(points);
+  CentralSums m;
+  m.points = points;
+  for (const CentralSums& c : chunked<CentralSums>(n, [z, mean](std::size_t b, std::size_t e) {
+         CentralSums c;
          for (std::size_t i = b; i < e; ++i) {
            if (!std::isfinite(z[i])) continue;
            const double d = double(z[i]) - mean, d2 = d * d;
@@ -84,6 +80,15 @@ HeightParams about_mean(const float* z, std::size_t n, double sum, std::size_t p
     m.hi = std::max(m.hi, c.hi);
     m.lo = std::min(m.lo, c.lo);
   }
+  return from_central_sums(m);
+}
+
+}  // namespace
+
+HeightParams from_central_sums(const CentralSums& m) {
+  HeightParams p;
+  p.points = m.points;
+  if (p.points == 0) throw std::invalid_argument("no valid height to compute parameters from");
   const double count = double(p.points);
   p.sa = m.s1 / count;
   p.sq = std::sqrt(m.s2 / count);
@@ -96,8 +101,6 @@ HeightParams about_mean(const float* z, std::size_t n, double sum, std::size_t p
   }
   return p;
 }
-
-}  // namespace
 
 HeightParams height_params(const float* z, std::size_t n) {
   double sum = 0;
@@ -116,45 +119,5 @@ HeightParams height_params(const float* z, std::size_t n) {
   }
   return about_mean(z, n, sum, points);
 }
-
-BandResidual::BandResidual(float* input, std::size_t n) : r_(input), n_(n) {
-  for (double m : chunked<double>(n, [input](std::size_t b, std::size_t e) {
-         double m = 0;
-         for (std::size_t i = b; i < e; ++i) m = std::max(m, std::fabs(double(input[i])));
-         return m;
-       }))
-    scale_ = std::max(scale_, m);
-  largest_ = scale_;
-}
-
-HeightParams BandResidual::take(float* band, const std::vector<bool>* invalid) {
-  struct Partial {
-    Sum sum;
-    double largest = 0;
-  };
-  largest_ = 0;
-  double sum = 0;
-  std::size_t points = 0;
-  for (const Partial& c : chunked<Partial>(n_, [this, band, invalid](std::size_t b, std::size_t e) {
-         Partial c;
-         for (std::size_t i = b; i < e; ++i) {
-           r_[i] -= band[i];
-           c.largest = std::max(c.largest, std::fabs(double(r_[i])));
-           if (invalid && (*invalid)[i]) band[i] = std::numeric_limits<float>::quiet_NaN();
-           if (std::isfinite(band[i])) {
-             c.sum.sum += band[i];
-             ++c.sum.points;
-           }
-         }
-         return c;
-       })) {
-    largest_ = std::max(largest_, c.largest);
-    sum += c.sum.sum;
-    points += c.sum.points;
-  }
-  return about_mean(band, n_, sum, points);
-}
-
-double BandResidual::relative_error() const { return scale_ > 0 ? largest_ / scale_ : largest_; }
 
 }  // namespace filter

@@ -6,8 +6,8 @@
 // Sums run in double over the finite samples only (invalid points are NaN, ISO 25178-72).
 #pragma once
 
+#include <cmath>
 #include <cstddef>
-#include <vector>
 
 namespace filter {
 
@@ -16,34 +16,24 @@ struct HeightParams {
   std::size_t points = 0;  // finite samples used
 };
 
-// Throws std::invalid_argument when no sample is finite. Ssk and Sku are 0 for a flat surface.
-// Sums run on the host's threads in fixed chunks: the result does not depend on their number.
+// The parameters from the sums about the mean of the finite samples: the second pass of
+// height_params, or of the height tasks (codelets/heights.hpp), which lwt2d filter runs where
+// its bands are. Throws std::invalid_argument when there is no point. Ssk and Sku are 0 for a
+// flat surface.
+struct CentralSums {
+  std::size_t points = 0;
+  double s1 = 0, s2 = 0, s3 = 0, s4 = 0;  // sums of |d|, d^2, d^3, d^4 with d = z - mean
+  double hi = -INFINITY, lo = INFINITY;   // max and min of d
+};
+HeightParams from_central_sums(const CentralSums& m);
+
+// The plain two-pass computation over a host array, the height tasks' reference. Throws
+// std::invalid_argument when no sample is finite. Sums run on the host's threads in fixed
+// chunks: the result does not depend on their number.
 HeightParams height_params(const float* z, std::size_t n);
 
 // `in` into `out` on the host's threads, every non-finite height as NaN (an invalid point,
 // ISO 25178-72); returns how many there were. Elementwise, so the same on any thread count.
 std::size_t copy_marking_invalid(const float* in, float* out, std::size_t n);
-
-// The bands of a filter partition the coefficients, so they sum to the input. The check, one
-// band at a time so that no band is held for it: `input` becomes input - (the bands so far), in
-// float32 (each subtraction rounds by half an ulp of what is left, about 6e-8 of the input's
-// scale: far below a transform's own error). relative_error(): the largest |residual| over the
-// largest |input| (the absolute error where the input is 0), as the last take() left it.
-class BandResidual {
- public:
-  BandResidual(float* input, std::size_t n);
-  // Subtracts `band` from the residual, then sets the band's `invalid` points (null: none) to
-  // NaN and returns its height_params: the subtraction's pass is also the parameters' first
-  // (the sums), and it takes the residual's largest magnitude as it goes. The same parameters
-  // as height_params of the band so marked.
-  HeightParams take(float* band, const std::vector<bool>* invalid);
-  double relative_error() const;
-
- private:
-  float* r_;
-  std::size_t n_;
-  double scale_ = 0;
-  double largest_;  // max |residual|: of the input until the first take()
-};
 
 }  // namespace filter
