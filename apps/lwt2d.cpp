@@ -466,7 +466,7 @@ class FilterSums {
     const heights::Partial f = first.total();
     scale_ = f.largest;
     largest_ = scale_;
-    return about_mean(strips_, f, false);
+    return about_mean(strips_, f);
   }
 
   // What an inverse runs on its output strips for one band: the first pass as each strip is
@@ -477,6 +477,9 @@ class FilterSums {
       if (!first_) first_.emplace(heights::Pass::first(strips_.size(), true));
       const heights::StripData& s = strips_[std::size_t(k)];
       first_->submit(std::size_t(k), heights::StripData{out, s.z, s.mask}, priority);
+      // Home as soon as the first pass has read it, beside the transform's other units; the
+      // device's copy stays valid for the moments unless StarPU needs the room.
+      starpu_data_wont_use(out);
     };
     t.finish = [this](const std::vector<starpu_data_handle_t>& out) {
       const heights::Partial f = first_->total();
@@ -484,7 +487,7 @@ class FilterSums {
       largest_ = f.largest;
       std::vector<heights::StripData> band(out.size());
       for (std::size_t k = 0; k < out.size(); ++k) band[k] = heights::StripData{out[k], nullptr, strips_[k].mask};
-      band_ = about_mean(band, f, true);
+      band_ = about_mean(band, f);
     };
     return t;
   }
@@ -494,15 +497,11 @@ class FilterSums {
   double relative_error() const { return scale_ > 0 ? largest_ / scale_ : largest_; }
 
  private:
-  // The second pass over `s` about the mean the first gave (f); with `home`, each strip heads
-  // home once read (StarPU's wont_use takes effect after the tasks submitted before it).
-  static filter::HeightParams about_mean(const std::vector<heights::StripData>& s, const heights::Partial& f,
-                                         bool home) {
+  // The second pass over `s` about the mean the first gave (f).
+  static filter::HeightParams about_mean(const std::vector<heights::StripData>& s, const heights::Partial& f) {
     if (f.points == 0) throw std::invalid_argument("no valid height to compute parameters from");
     heights::Pass moments = heights::Pass::moments(s.size(), f.sum / double(f.points));
     moments.submit_all(s);
-    if (home)
-      for (const heights::StripData& d : s) starpu_data_wont_use(d.z);
     const heights::Partial m = moments.total();
     filter::CentralSums c;
     c.points = std::size_t(m.points);

@@ -171,7 +171,10 @@ TEST(HeightSums, FirstPassSubtractsAndMarks) {
           continue;
         }
         const float want = before.r[at] - before.z[std::size_t(i) * d.ld + j];
-        ASSERT_TRUE(std::memcmp(&d.r[at], &want, sizeof want) == 0) << i << "," << j;
+        if (std::isnan(want))  // IEEE 754 leaves a NaN's payload to the hardware
+          ASSERT_TRUE(std::isnan(d.r[at])) << i << "," << j;
+        else
+          ASSERT_TRUE(std::memcmp(&d.r[at], &want, sizeof want) == 0) << i << "," << j;
         largest = std::max(largest, std::fabs(double(want)));
       }
     EXPECT_EQ(f.largest, largest);
