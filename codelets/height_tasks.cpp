@@ -1,6 +1,5 @@
 #include "codelets/height_tasks.hpp"
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -146,17 +145,7 @@ Partial Pass::total() {
     h = nullptr;
   }
   Partial t;
-  for (const Partial& q : parts_) {
-    t.points += q.points;
-    t.sum += q.sum;
-    t.largest = std::max(t.largest, q.largest);
-    t.s1 += q.s1;
-    t.s2 += q.s2;
-    t.s3 += q.s3;
-    t.s4 += q.s4;
-    t.hi = std::max(t.hi, q.hi);
-    t.lo = std::min(t.lo, q.lo);
-  }
+  for (const Partial& q : parts_) add_part(t, q);
   return t;
 }
 

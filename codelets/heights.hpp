@@ -23,6 +23,19 @@ struct Partial {
   double hi = -INFINITY, lo = INFINITY;   // second pass: max and min of d
 };
 
+// t with q added in: sums added, extremes kept (the order of adding is the caller's).
+inline void add_part(Partial& t, const Partial& q) {
+  t.points += q.points;
+  t.sum += q.sum;
+  t.largest = t.largest < q.largest ? q.largest : t.largest;
+  t.s1 += q.s1;
+  t.s2 += q.s2;
+  t.s3 += q.s3;
+  t.s4 += q.s4;
+  t.hi = t.hi < q.hi ? q.hi : t.hi;
+  t.lo = q.lo < t.lo ? q.lo : t.lo;
+}
+
 // A strip: rows x cols heights z (row stride ld); optionally a float32 residual of the same
 // shape and a byte mask (nonzero: an invalid point), each with its own stride.
 struct Strip {

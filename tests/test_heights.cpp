@@ -73,14 +73,7 @@ struct Data {
 
 heights::Partial add(const std::vector<heights::Partial>& parts) {
   heights::Partial t;
-  for (const heights::Partial& q : parts) {
-    t.points += q.points;
-    t.sum += q.sum;
-    t.largest = std::max(t.largest, q.largest);
-    t.s1 += q.s1, t.s2 += q.s2, t.s3 += q.s3, t.s4 += q.s4;
-    t.hi = std::max(t.hi, q.hi);
-    t.lo = std::min(t.lo, q.lo);
-  }
+  for (const heights::Partial& q : parts) heights::add_part(t, q);
   return t;
 }
 
