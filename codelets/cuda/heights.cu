@@ -7,24 +7,20 @@ namespace {
 
 constexpr int kThreads = 256;
 
-// q combined with the lane `off` above it (sums added, extremes kept).
-__device__ Partial from_lane_above(Partial q, int off) {
-  q.points += __shfl_down_sync(0xffffffffu, q.points, off);
-  q.sum += __shfl_down_sync(0xffffffffu, q.sum, off);
-  q.largest = fmax(q.largest, __shfl_down_sync(0xffffffffu, q.largest, off));
-  q.s1 += __shfl_down_sync(0xffffffffu, q.s1, off);
-  q.s2 += __shfl_down_sync(0xffffffffu, q.s2, off);
-  q.s3 += __shfl_down_sync(0xffffffffu, q.s3, off);
-  q.s4 += __shfl_down_sync(0xffffffffu, q.s4, off);
-  q.hi = fmax(q.hi, __shfl_down_sync(0xffffffffu, q.hi, off));
-  q.lo = fmin(q.lo, __shfl_down_sync(0xffffffffu, q.lo, off));
-  return q;
-}
-
 // Adds `q` over the block, in a fixed tree (warp shuffles, then one warp over the warps' sums);
 // thread 0 returns the block's total.
 __device__ Partial block_total(Partial q) {
-  for (int off = 16; off > 0; off >>= 1) q = from_lane_above(q, off);
+  for (int off = 16; off > 0; off >>= 1) {
+    q.points += __shfl_down_sync(0xffffffffu, q.points, off);
+    q.sum += __shfl_down_sync(0xffffffffu, q.sum, off);
+    q.largest = fmax(q.largest, __shfl_down_sync(0xffffffffu, q.largest, off));
+    q.s1 += __shfl_down_sync(0xffffffffu, q.s1, off);
+    q.s2 += __shfl_down_sync(0xffffffffu, q.s2, off);
+    q.s3 += __shfl_down_sync(0xffffffffu, q.s3, off);
+    q.s4 += __shfl_down_sync(0xffffffffu, q.s4, off);
+    q.hi = fmax(q.hi, __shfl_down_sync(0xffffffffu, q.hi, off));
+    q.lo = fmin(q.lo, __shfl_down_sync(0xffffffffu, q.lo, off));
+  }
   // Raw storage: a __shared__ array may not have a constructor (Partial's initialisers).
   __shared__ alignas(Partial) unsigned char raw[sizeof(Partial) * (kThreads / 32)];
   Partial* warps = reinterpret_cast<Partial*>(raw);
@@ -34,7 +30,17 @@ __device__ Partial block_total(Partial q) {
   Partial t;
   if (warp == 0) {
     if (lane < kThreads / 32) t = warps[lane];
-    for (int off = kThreads / 64; off > 0; off >>= 1) t = from_lane_above(t, off);
+    for (int off = kThreads / 64; off > 0; off >>= 1) {
+      t.points += __shfl_down_sync(0xffffffffu, t.points, off);
+      t.sum += __shfl_down_sync(0xffffffffu, t.sum, off);
+      t.largest = fmax(t.largest, __shfl_down_sync(0xffffffffu, t.largest, off));
+      t.s1 += __shfl_down_sync(0xffffffffu, t.s1, off);
+      t.s2 += __shfl_down_sync(0xffffffffu, t.s2, off);
+      t.s3 += __shfl_down_sync(0xffffffffu, t.s3, off);
+      t.s4 += __shfl_down_sync(0xffffffffu, t.s4, off);
+      t.hi = fmax(t.hi, __shfl_down_sync(0xffffffffu, t.hi, off));
+      t.lo = fmin(t.lo, __shfl_down_sync(0xffffffffu, t.lo, off));
+    }
   }
   return t;
 }
