@@ -5,12 +5,15 @@
 #include <gtest/gtest.h>
 #include <starpu.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "apps/filter/surface_params.hpp"
