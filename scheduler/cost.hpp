@@ -12,7 +12,9 @@
 //   max(queue end, now + transfer) + run_w
 // (its inputs are prefetched at push and arrive while the queued work runs). Placing each task
 // on the worker of earliest expected finish divides N equal independent units in proportion to
-// speed: D_i = CP_i / sum_j CP_j x D, seed 000 eq. (7).
+// speed: D_i = CP_i / sum_j CP_j x D, seed 000 eq. (7). Push ranks the workers by that finish
+// plus the transfer once more (dmda's data penalty): data stays where it is unless its task
+// ends sooner elsewhere by more than the move.
 #pragma once
 
 #include <cstddef>
