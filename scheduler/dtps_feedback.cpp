@@ -72,14 +72,32 @@ UnitTable::Place unit_split(Policy& p, CodeletState& c, starpu_task* task, unsig
   const dd::UnitPlan plan = open_plan(p);
   bool crossing = false;
   const int batch = p.batch.id.load(std::memory_order_relaxed);
+  const auto units_of = [&](const WorkerSlot& s) {
+    return s.batch.id.load(std::memory_order_relaxed) == batch ? s.batch.units.load(std::memory_order_relaxed) : 0;
+  };
   const auto assign = [&](std::size_t k) {
     UnitTable::Place pl{dd::unit_class(plan, k), -1};
-    if (pl.cls != 0) return pl;
-    int fewest = INT_MAX;
-    for (WorkerSlot& s : p.workers) {
-      if (!s.member || s.gpu || !can_run(p, c, task, s.id)) continue;
-      const int n = s.batch.id.load(std::memory_order_relaxed) == batch ? s.batch.units.load(std::memory_order_relaxed) : 0;
-      if (n < fewest) fewest = n, pl.owner = s.id;
+    if (pl.cls < 0) return pl;
+    if (pl.cls == 1) {
+      // Several GPUs: seed 000 eq. (7) within the class, whole units in proportion to each
+      // GPU's speed on the unit (its first task's time there): the GPU whose units would end
+      // first with this one keeps it. Placed task by task instead, a unit stays where its
+      // first task went (its data is there), and on GPUs of different speeds the slower one
+      // ended the batch 20-35% after the other (simulated seed2017).
+      if (p.gpu_nodes.load(std::memory_order_relaxed) < 2) return pl;
+      double soonest = HUGE_VAL;
+      for (WorkerSlot& s : p.workers) {
+        if (!s.member || !s.gpu || !can_run(p, c, task, s.id)) continue;
+        const double end = double(units_of(s) + 1) * costs.of(p, c, task, ctx, s.id, key) * get(c.rel[std::size_t(s.id)]);
+        if (end < soonest) soonest = end, pl.owner = s.id;
+      }
+    } else {
+      int fewest = INT_MAX;
+      for (WorkerSlot& s : p.workers) {
+        if (!s.member || s.gpu || !can_run(p, c, task, s.id)) continue;
+        const int n = units_of(s);
+        if (n < fewest) fewest = n, pl.owner = s.id;
+      }
     }
     if (pl.owner >= 0) {
       WorkerSlot& o = p.workers[std::size_t(pl.owner)];
