@@ -578,11 +578,13 @@ void write_band(const Options& o, io::Staging& stage, const std::string& name, c
   }
 }
 
-// Host memory a filter run holds at once, at least: the input (read, then copied into the
-// buffer StarPU transforms), the coefficients, one band; the views' copies; a band's heights
-// in float64 for X3P.
-void check_filter_memory(const Options& o, long long rows, long long cols) {
-  const double arrays = 3.0 + (o.png ? 2 : 0) + (o.out_x3p ? 2 : 0);
+// Host memory a filter run holds at once, at least: the buffer StarPU transforms (the input,
+// then the residual), the coefficients, one band; the views' copies; a band's heights in
+// float64 for X3P. An input through a reader (X3P, raw; `npy` false) is also held whole while
+// it is copied into that buffer, and may carry invalid points: their mask, a bit and a byte a
+// point.
+void check_filter_memory(const Options& o, long long rows, long long cols, bool npy) {
+  const double arrays = 3.0 + (npy ? 0 : 1 + 1.125 / 4) + (o.png ? 2 : 0) + (o.out_x3p ? 2 : 0);
   apps::check_host_memory("filtering a " + dims(rows, cols) + " surface", arrays * f32_bytes(rows, cols),
                           "give a smaller surface");
 }
@@ -615,10 +617,10 @@ int run_filter(const Options& o) {
   const bool npy = o.shape_rows == 0 && ends_with(o.in, ".npy");
   std::optional<io::NpyLayout> layout;
   if (o.shape_rows > 0) {
-    check_filter_memory(o, o.shape_rows, o.shape_cols);
+    check_filter_memory(o, o.shape_rows, o.shape_cols, false);
   } else if (npy) {
     layout = io::read_npy_layout(o.in, io::F64Policy::Convert);
-    check_filter_memory(o, layout->rows, layout->cols);
+    check_filter_memory(o, layout->rows, layout->cols, true);
   }
   Input in;
   if (npy) {
@@ -630,7 +632,7 @@ int run_filter(const Options& o) {
   if (o.out_x3p && !in.metres)
     throw UsageError("--out-x3p needs an X3P input (its axes give the heights' unit and spacing)");
   const int rows = in.z.rows, cols = in.z.cols;
-  check_filter_memory(o, rows, cols);
+  check_filter_memory(o, rows, cols, npy);
   lwt::Plan(rows, cols, o.levels, o.units, 1);  // throws PlanError: too many levels
   const std::size_t n = std::size_t(rows) * std::size_t(cols);
   // The input's parameters skip its invalid points, as the bands' do (NaN there in every output).
