@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """The performance gate (DESIGN §8): simulated times of our five policies and dmdas on the
-simulated h200 and h200x4 nodes, LWT 16384^2 and gemm 16384, against bench/sim_baseline.csv.
+simulated h200 and h200x4 nodes, LWT 16384^2 and gemm 16384, and on seed 000's seed2017 node
+(a GTX 750 Ti beside a GTX 1080: the GPU class's division between unlike GPUs) the LWT, against
+bench/sim_baseline.csv.
 Simulated time is deterministic for fnn-dtps, fnn, dtps and boyer, so a change of more than
 TOLERANCE there is the code's, not noise.
 
@@ -29,7 +31,7 @@ BASELINE = os.path.join(HERE, "sim_baseline.csv")
 TOLERANCE = 0.05
 OURS = ["fnn-dtps", "fnn", "dtps", "boyer"]  # gated
 POLICIES = OURS + ["even", "dmdas"]
-PLATFORMS = ["h200", "h200x4"]
+PLATFORMS = {"h200": ("lwt2d", "gemm"), "h200x4": ("lwt2d", "gemm"), "seed2017": ("lwt2d",)}
 RUNS = {  # app: (argv after the binary, RESULT tag)
     # Three warm-ups: the first transform is cold, the second measures the GPU class alone, the
     # third is the first co-run of DTPS's split by units, which seed 001 takes as a warm-up
@@ -64,8 +66,8 @@ def main():
     args = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for plat in PLATFORMS:
-            for app in RUNS:
+        for plat, apps in PLATFORMS.items():
+            for app in apps:
                 for pol in POLICIES:
                     # Each run from the platform's files alone: no run's time depends on what
                     # the runs before it left in a shared StarPU home.
