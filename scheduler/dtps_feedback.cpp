@@ -83,7 +83,7 @@ UnitTable::Place unit_split(Policy& p, CodeletState& c, starpu_task* task, unsig
       // GPU's speed on the unit (its first task's time there): the GPU whose units would end
       // first with this one keeps it. Placed task by task instead, a unit stays where its
       // first task went (its data is there), and on GPUs of different speeds the slower one
-      // ended the batch 20-35% after the other (simulated seed2017).
+      // ends the batch alone.
       if (p.gpu_nodes.load(std::memory_order_relaxed) < 2) return pl;
       double soonest = HUGE_VAL;
       for (WorkerSlot& s : p.workers) {

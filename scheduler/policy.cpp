@@ -370,8 +370,7 @@ int push(starpu_task* task) {
         // A transfer the queue hides still moves the data away from where the next tasks on it
         // will look for it: as dmda's fitness (beta = 1), the transfer is charged once more as
         // a penalty, so that a stencil's block stays on the worker class that holds it unless
-        // it ends clearly sooner elsewhere (StarPU's stencil, a 8.6 MB block against a 185 us
-        // update on the GPU).
+        // its task ends sooner elsewhere by more than the move.
         double& al = alloc[s.node];
         if (al < 0) al = data && p->gpu_nodes.load(std::memory_order_relaxed) > 0 ? alloc_us(task, s.node) : 0.0;
         const double end = finish + (compete ? tr - least_gpu_transfer : tr) + al;
