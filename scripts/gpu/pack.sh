@@ -53,4 +53,7 @@ if [[ ${FNNDTPS_PACK_MPI:-0} == 1 ]]; then
   cp -L "$mpi_prefix"/lib/libstarpu-1.4.so.9 "$mpi_prefix"/lib/libstarpumpi-1.4.so.3 "$carry/mpi/lib/"
   strip --strip-debug "$carry"/mpi/lib/* "$carry"/mpi/bin/* 2>/dev/null || true
 fi
+# OpenBLAS's library (36 MB) is most of the carry, and the device copies at most 64 MiB with the
+# tree: it travels compressed (11 MB), and run.sh unpacks every .gz under .carry/lib first.
+gzip -9 "$carry/lib/libopenblas.so.0"
 du -sh "$carry"

@@ -10,6 +10,8 @@
 set -uo pipefail
 root=$(pwd)
 OUT=${OUT:-$root/gpu-out}; mkdir -p "$OUT"
+# pack.sh sends large libraries compressed (the device copies at most 64 MiB with the tree).
+for z in "$root"/.carry/lib/*.gz; do [[ -f $z ]] && gunzip -f "$z"; done
 export LD_LIBRARY_PATH=$root/.carry/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PYTHON=${PYTHON:-python3}  # the image's python3 has numpy
 export OPENBLAS_NUM_THREADS=1 STARPU_SILENT=1
