@@ -22,10 +22,17 @@ for p in all form waviness roughness; do
   "$LWT2D" generate $gen --part $p --out "$dir/$p.npy" >/dev/null || fail "generate $p"
 done
 bands=roughness=1-3,waviness=4-6,form=rest
-if "$LWT2D" filter --in "$dir/all.npy" --levels 8 --bands $bands --out-dir "$dir/out" --png \
+if FNNDTPS_MODEL_DIR="$dir/models" "$LWT2D" filter --in "$dir/all.npy" --levels 8 --bands $bands --out-dir "$dir/out" --png \
      >"$dir/out.txt" 2>"$dir/err.txt"; then pass "filter a 1024^2 layered surface"
 else fail "filter a 1024^2 layered surface"; cat "$dir/err.txt"; fi
 cat "$dir/out.txt"
+# The sums' tasks are priced by the strip they read (their model's size_base), not by the few
+# partial sums they write: counted as 9 KB, a band strip of 16 MB looked like microseconds on a
+# core before any core had run one. Each strip here is 1024 columns of float32 by 8 rows or more.
+works=$(awk '$1 == "size" { print $4 }' "$dir/models/height_moments.costs" "$dir/models/height_first.costs" 2>/dev/null)
+if [ -n "$works" ] && ! echo "$works" | awk '$1 < 1024 * 4 * 8 || $1 % (1024 * 4) { bad = 1 } END { exit !bad }'; then
+  pass "the height sums' work is their strip's bytes"
+else fail "the height sums' work is not their strip's bytes: ${works:-no cost file}"; fi
 run_check separation "$dir"
 run_check png "$dir/out" 1024
 

@@ -403,10 +403,12 @@ TEST(SeveralGpus, CpuCoresSlowerThanTheBatchGetNoUnits) {
 
 // Seed 001 §1.3 case (1) on a batch of tasks of two eq. (5) weights: odd units are heavy (twice
 // the flops and the time of a light one, on the same 256-byte handle: twice the weight). Workers
-// 2 and 3 are the GPU class, the CPU class 4x slower, so DTPS gives the CPU class about 0.2 of
+// 2 and 3 are the GPU class, the CPU class 3x slower, so DTPS gives the CPU class a quarter of
 // the work, which the light units alone hold (a third of it): once the first batch has set the
 // cut, the CPU class runs light units only, and the GPU class the heavy ones. Without the cut
-// (placement by speeds alone) the first batch's CPU class ran heavy units too (~25 of ~42).
+// (placement by speeds alone) the CPU class runs heavy units too. Co-running is then 1.33x as
+// fast as the GPU class alone: a margin that one batch stretched by a loaded machine does not
+// close, so the makespan guard's comparison of two timed batches comes out the same each run.
 void weighted_work(void** /*buffers*/, void* arg) {
   const int i = int(reinterpret_cast<intptr_t>(arg));
   ran_on[std::size_t(i)] = starpu_worker_get_id();
@@ -417,7 +419,7 @@ TEST(DtpsDispatch, TheCpuClassTakesTheLightEndOfABatchOfTwoWeights) {
   for (const char* policy : {"dtps", "fnn-dtps"}) {
     SCOPED_TRACE(policy);
     setenv("FNNDTPS_EMULATED_GPUS", "2,3", 1);
-    setenv("FNNDTPS_SLOWDOWN", "0:4,1:4", 1);
+    setenv("FNNDTPS_SLOWDOWN", "0:3,1:3", 1);
     setenv("FNNDTPS_SAVE", "0", 1);
     emu::reload();
     ASSERT_EQ(init_starpu(policy, 4), 0);
@@ -449,7 +451,7 @@ TEST(DtpsDispatch, TheCpuClassTakesTheLightEndOfABatchOfTwoWeights) {
         EXPECT_LE(heavy_cpu, 2) << "batch " << b + 1;
       }
       if (b == 1 || b == 2 || b == 4) {
-        EXPECT_GT(light_cpu, 40) << "batch " << b + 1 << ": ~0.2 of the work on the CPU class";
+        EXPECT_GT(light_cpu, 55) << "batch " << b + 1 << ": ~0.25 of the work on the CPU class";
       }
     }
     for (auto h : handles) starpu_data_unregister(h);
