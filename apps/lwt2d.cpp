@@ -215,7 +215,8 @@ int run_file(const Options& o) {
   // Two images: the file is read into the buffer the transform does not read (forward: its
   // input; inverse: its output, the Mallat layout then moved into the input), and the result
   // goes back into a buffer the transform is done with (forward: the input, for the Mallat
-  // layout). --check's reference is a third. StarPU runs for the transform only (FileBuffer).
+  // layout). --check's reference is a third. StarPU starts while the file is read, paused
+  // until the read ends, and runs for the transform only (FileBuffer).
   apps::Phases phases;
   const io::NpyLayout shape = io::read_npy_layout(o.in, io::F64Policy::Refuse);
   apps::check_host_memory(o.command + " of a " + dims(shape.rows, shape.cols) + " array",
@@ -223,18 +224,23 @@ int run_file(const Options& o) {
   const std::size_t n = std::size_t(shape.rows) * std::size_t(shape.cols);
   FileBuffer in(n), out(n);
   const bool fwd = o.command == "forward";
-  io::read_npy_rows_f32(o.in, shape, 0, shape.rows, fwd ? in.p : out.p);
-  phases.mark("read");
+  FileBuffer& file = fwd ? in : out;  // what the file is read into; the other is pinned beside the read
   std::vector<float> ref;
-  if (o.check) {
-    ref.resize(n);
-    if (fwd) lwt::ref::forward_2d(in.p, shape.rows, shape.cols, o.levels, ref.data());
-    else lwt::ref::inverse_2d(out.p, shape.rows, shape.cols, o.levels, ref.data());
-    phases.mark("reference");
-  }
   std::optional<lwt::Plan> plan;
   {
-    apps::StarpuSession session;
+    const std::unique_ptr<apps::StarpuSession> started = apps::start_beside(
+        [&] {
+          io::read_npy_rows_f32(o.in, shape, 0, shape.rows, file.p);
+          phases.mark("read");
+          if (o.check) {
+            ref.resize(n);
+            if (fwd) lwt::ref::forward_2d(in.p, shape.rows, shape.cols, o.levels, ref.data());
+            else lwt::ref::inverse_2d(out.p, shape.rows, shape.cols, o.levels, ref.data());
+            phases.mark("reference");
+          }
+        },
+        {fwd ? &out : &in});
+    apps::StarpuSession& session = *started;
     phases.mark("StarPU start");
     plan.emplace(shape.rows, shape.cols, o.levels, o.units, preferred_units(session, shape.rows, shape.cols));
     print_setup(session, *plan, o.pipeline);
@@ -637,26 +643,33 @@ int run_filter(const Options& o) {
   const std::size_t n = std::size_t(rows) * std::size_t(cols);
   // The input's parameters skip its invalid points, as the bands' do (NaN there in every output).
   FileBuffer surface(n), coeffs(n), band(n);
-  std::size_t non_finite = 0;
-  if (npy) {
-    io::read_npy_rows_f32(o.in, *layout, 0, rows, surface.p);
-  } else {
-    non_finite = filter::copy_marking_invalid(in.z.data.data(), surface.p, n);
-    std::vector<float>().swap(in.z.data);  // the surface is in `surface` from here
-  }
-  phases.mark("read");
-  const std::vector<bool> invalid = non_finite || in.invalid ? fill_invalid(surface.p, n) : std::vector<bool>();
-  const std::vector<unsigned char> mask(invalid.begin(), invalid.end());  // the height tasks' (a byte a point)
-  if (in.invalid)
-    std::printf("%s: %zu invalid points (%.2f%%) filled with the mean of the valid heights\n", o.in.c_str(),
-                in.invalid, 100.0 * double(in.invalid) / double(n));
-  phases.mark("invalid points");
+  std::vector<unsigned char> mask;  // the height tasks' invalid points (a byte a point), if any
   io::Staging stage(o.out_dir);
   std::vector<filter::HeightParams> params;  // the input's, then each band's
   double relative_error = 0;
   std::optional<lwt::Plan> plan_;
-  {  // StarPU runs for the transforms and the sums; paused while each band is written
-    apps::StarpuSession session("fnn-dtps");  // the product, unless STARPU_SCHED names another
+  {  // StarPU starts beside the read, then runs for the transforms and the sums; paused while each band is written
+    const std::unique_ptr<apps::StarpuSession> started = apps::start_beside(
+        [&] {
+          std::size_t non_finite = 0;
+          if (npy) {
+            io::read_npy_rows_f32(o.in, *layout, 0, rows, surface.p);
+          } else {
+            non_finite = filter::copy_marking_invalid(in.z.data.data(), surface.p, n);
+            std::vector<float>().swap(in.z.data);  // the surface is in `surface` from here
+          }
+          phases.mark("read");
+          if (non_finite || in.invalid) {
+            const std::vector<bool> invalid = fill_invalid(surface.p, n);
+            mask.assign(invalid.begin(), invalid.end());
+          }
+          if (in.invalid)
+            std::printf("%s: %zu invalid points (%.2f%%) filled with the mean of the valid heights\n", o.in.c_str(),
+                        in.invalid, 100.0 * double(in.invalid) / double(n));
+          phases.mark("invalid points");
+        },
+        {&coeffs, &band}, "fnn-dtps");  // the product, unless STARPU_SCHED names another
+    apps::StarpuSession& session = *started;
     phases.mark("StarPU start");
     plan_.emplace(rows, cols, o.levels, o.units, preferred_units(session, rows, cols));
     print_setup(session, *plan_, o.pipeline);

@@ -9,6 +9,8 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
+#include <future>
 #include <string>
 #include <vector>
 
@@ -200,6 +202,32 @@ StarpuSession::StarpuSession(const char* default_policy, Init init, Shutdown shu
 }
 
 StarpuSession::~StarpuSession() { shutdown_(); }
+
+std::unique_ptr<StarpuSession> start_beside(const std::function<void()>& work, std::initializer_list<FileBuffer*> pin,
+                                            const char* default_policy) {
+  std::vector<FileBuffer*> to_pin(pin);
+  auto started = std::async(std::launch::async, [&] {
+    auto s = std::make_unique<StarpuSession>(default_policy);
+    starpu_pause();
+    for (FileBuffer* b : to_pin) b->pin(*s);
+    return s;
+  });
+  std::exception_ptr failed;
+  try {
+    work();
+  } catch (...) {
+    failed = std::current_exception();
+  }
+  std::unique_ptr<StarpuSession> s = started.get();  // the start's error, if any, first
+  starpu_resume();
+  if (failed) {
+    for (FileBuffer* b : to_pin) b->unpin();
+    std::rethrow_exception(failed);  // `s` stops StarPU on the way out
+  }
+  const char* bind = std::getenv("STARPU_MAIN_THREAD_BIND");
+  if (bind && std::atoi(bind) > 0) starpu_bind_thread_on_main();
+  return s;
+}
 
 std::string StarpuSession::policy() const {
   starpu_sched_policy* p = starpu_sched_get_sched_policy();

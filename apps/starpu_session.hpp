@@ -7,6 +7,8 @@
 #include <sys/mman.h>
 
 #include <cstddef>
+#include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <initializer_list>
@@ -104,7 +106,9 @@ class FileBuffer {
   }
   FileBuffer(const FileBuffer&) = delete;
   FileBuffer& operator=(const FileBuffer&) = delete;
-  void pin(const StarpuSession& s) { pinned_ = s.cuda_workers() > 0 && starpu_memory_pin(p, bytes_) == 0; }
+  void pin(const StarpuSession& s) {  // once: a buffer start_beside pinned is not pinned again
+    if (!pinned_) pinned_ = s.cuda_workers() > 0 && starpu_memory_pin(p, bytes_) == 0;
+  }
   void unpin() {  // before StarPU stops (Pinned)
     if (pinned_) starpu_memory_unpin(p, bytes_);
     pinned_ = false;
@@ -115,6 +119,17 @@ class FileBuffer {
   std::size_t bytes_;  // whole pages, as cudaHostRegister wants
   bool pinned_ = false;
 };
+
+// StarPU's start (its workers, the CUDA contexts, the bus model: a few hundred ms) beside a
+// command's own first work, reading its input: starpu_init runs on a thread of its own, which
+// then pauses StarPU (paused, its workers sleep instead of polling the cores the read uses)
+// and pins `pin`, buffers the work does not touch. The calling thread runs `work`, then takes
+// the running session, bound to the core STARPU_MAIN_THREAD_BIND reserves for the thread that
+// submits the tasks. An error on either side comes out of the call, the start's first (a bad
+// setting is named before a bad file); whatever was pinned is unpinned first. On success the
+// caller unpins `pin` before the session ends (Pinned).
+std::unique_ptr<StarpuSession> start_beside(const std::function<void()>& work, std::initializer_list<FileBuffer*> pin,
+                                            const char* default_policy = nullptr);
 
 // FileBuffers pinned for a scope inside a StarpuSession's: unpinned however the scope ends,
 // before StarPU stops.
