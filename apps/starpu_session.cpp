@@ -204,7 +204,8 @@ StarpuSession::StarpuSession(const char* default_policy, Init init, Shutdown shu
 StarpuSession::~StarpuSession() { shutdown_(); }
 
 std::unique_ptr<StarpuSession> start_beside(const std::function<void()>& work, std::initializer_list<FileBuffer*> pin,
-                                            const char* default_policy) {
+                                            const char* default_policy,
+                                            const std::function<void(StarpuSession&)>& paused) {
   std::vector<FileBuffer*> to_pin(pin);
   auto started = std::async(std::launch::async, [&] {
     auto s = std::make_unique<StarpuSession>(default_policy);
@@ -219,6 +220,13 @@ std::unique_ptr<StarpuSession> start_beside(const std::function<void()>& work, s
     failed = std::current_exception();
   }
   std::unique_ptr<StarpuSession> s = started.get();  // the start's error, if any, first
+  if (!failed && paused) {
+    try {
+      paused(*s);
+    } catch (...) {
+      failed = std::current_exception();
+    }
+  }
   starpu_resume();
   if (failed) {
     for (FileBuffer* b : to_pin) b->unpin();

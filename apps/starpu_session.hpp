@@ -126,10 +126,12 @@ class FileBuffer {
 // and pins `pin`, buffers the work does not touch. The calling thread runs `work`, then takes
 // the running session, bound to the core STARPU_MAIN_THREAD_BIND reserves for the thread that
 // submits the tasks. An error on either side comes out of the call, the start's first (a bad
-// setting is named before a bad file); whatever was pinned is unpinned first. On success the
-// caller unpins `pin` before the session ends (Pinned).
+// setting is named before a bad file); whatever was pinned is unpinned first. `paused`, where
+// given, runs on the calling thread after both, before StarPU resumes (host work that needs
+// the workers' counts). On success the caller unpins `pin` before the session ends (Pinned).
 std::unique_ptr<StarpuSession> start_beside(const std::function<void()>& work, std::initializer_list<FileBuffer*> pin,
-                                            const char* default_policy = nullptr);
+                                            const char* default_policy = nullptr,
+                                            const std::function<void(StarpuSession&)>& paused = {});
 
 // FileBuffers pinned for a scope inside a StarpuSession's: unpinned however the scope ends,
 // before StarPU stops.

@@ -78,20 +78,23 @@ int Plan::unit_rows(int l, int k) const {
 // image_rows(l+1) + unit_row0(l+1,k) + i.
 template <typename T>
 void Plan::to_mallat(const T* in, T* out) const {
+  for (int k = 0; k < units(); ++k) to_mallat_unit(k, in, out);
+}
+
+template <typename T>
+void Plan::to_mallat_unit(int k, const T* in, T* out) const {
   const std::size_t W = std::size_t(width_);
-  for (int k = 0; k < units(); ++k) {
-    const T* unit = in + std::size_t(row0_[k]) * W;
-    for (int l = 0; l < levels_; ++l) {
-      const int h = unit_rows(l, k), nl = low_count(h), g = unit_row0(l + 1, k);
-      const int w = cols(l), wl = cols(l + 1);
-      for (int i = 0; i < h - nl; ++i)
-        std::memcpy(out + (image_rows(l + 1) + g + i) * W, unit + (nl + i) * W, sizeof(T) * w);
-      for (int i = 0; i < nl; ++i)
-        std::memcpy(out + (g + i) * W + wl, unit + i * W + wl, sizeof(T) * (w - wl));
-    }
-    const int hL = unit_rows(levels_, k), g = unit_row0(levels_, k), wL = cols(levels_);
-    for (int i = 0; i < hL; ++i) std::memcpy(out + (g + i) * W, unit + i * W, sizeof(T) * wL);
+  const T* unit = in + std::size_t(row0_[k]) * W;
+  for (int l = 0; l < levels_; ++l) {
+    const int h = unit_rows(l, k), nl = low_count(h), g = unit_row0(l + 1, k);
+    const int w = cols(l), wl = cols(l + 1);
+    for (int i = 0; i < h - nl; ++i)
+      std::memcpy(out + (image_rows(l + 1) + g + i) * W, unit + (nl + i) * W, sizeof(T) * w);
+    for (int i = 0; i < nl; ++i)
+      std::memcpy(out + (g + i) * W + wl, unit + i * W + wl, sizeof(T) * (w - wl));
   }
+  const int hL = unit_rows(levels_, k), g = unit_row0(levels_, k), wL = cols(levels_);
+  for (int i = 0; i < hL; ++i) std::memcpy(out + (g + i) * W, unit + i * W, sizeof(T) * wL);
 }
 
 template <typename T>
@@ -133,6 +136,8 @@ template void Plan::to_mallat<double>(const double*, double*) const;
 template void Plan::from_mallat<float>(const float*, float*) const;
 template void Plan::from_mallat<double>(const double*, double*) const;
 template void Plan::from_mallat_unit<float>(int, const float*, float*) const;
+template void Plan::to_mallat_unit<float>(int, const float*, float*) const;
+template void Plan::to_mallat_unit<double>(int, const double*, double*) const;
 template void Plan::from_mallat_unit<double>(int, const double*, double*) const;
 
 }  // namespace lwt

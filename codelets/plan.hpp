@@ -83,6 +83,10 @@ class Plan {
   // of the Mallat layout that unit_mallat_rows(k) names are read.
   template <typename T>
   void from_mallat_unit(int k, const T* mallat, T* units_layout) const;
+  // Unit k's rows of units_layout into the rows of the Mallat layout that unit_mallat_rows(k)
+  // names: units write disjoint rows, so that units may be copied in parallel.
+  template <typename T>
+  void to_mallat_unit(int k, const T* units_layout, T* mallat) const;
   // The row ranges (first row, row count) of the Mallat layout that hold unit k's coefficients:
   // its low and high rows at every level.
   std::vector<std::pair<int, int>> unit_mallat_rows(int k) const;
