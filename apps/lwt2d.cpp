@@ -213,8 +213,8 @@ int preferred_units(const apps::StarpuSession& s, int rows, int cols) {
 }
 
 // Between the unit layout and the Mallat layout, the units on the cores the process started
-// with (each unit's rows of either layout are its own): a surface of 1 GiB is a copy bound by
-// the host's memory, not by one core (130-200 ms on one).
+// with (each unit's rows of either layout are its own): a large surface's copy is bound by the
+// host's memory, not by one core.
 void relayout(const lwt::Plan& plan, bool to_mallat, const float* in, float* out) {
   const unsigned threads = std::min(base::host_threads(), unsigned(plan.units()));
   base::run_on_host_threads(threads, [&](unsigned t) {

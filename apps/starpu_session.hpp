@@ -129,6 +129,8 @@ class FileBuffer {
 // setting is named before a bad file); whatever was pinned is unpinned first. `paused`, where
 // given, runs on the calling thread after both, before StarPU resumes (host work that needs
 // the workers' counts). On success the caller unpins `pin` before the session ends (Pinned).
+// `work` must not read or change the environment: the session's start sets and restores
+// StarPU's variables meanwhile (setenv is not thread-safe).
 std::unique_ptr<StarpuSession> start_beside(const std::function<void()>& work, std::initializer_list<FileBuffer*> pin,
                                             const char* default_policy = nullptr,
                                             const std::function<void(StarpuSession&)>& paused = {});

@@ -18,10 +18,6 @@ inline constexpr const char* kCostsExt = ".costs";
 // The file of a codelet's saved state in the model folder: its FNN (.fnn) or costs (kCostsExt).
 std::string model_path(const state::Policy& p, const std::string& codelet, const char* ext = ".fnn");
 
-// Worker w's time over its arch's as its description says (its peak rate F against the arch's,
-// and an emulated slowdown in force): a codelet's rel[w] when its entry is made, kept as the
-// unit its timings are recorded in (CodeletState::described, observe in task_costs.hpp).
-double described_rel(const state::Policy& p, std::size_t w);
 // The task's codelet's entry, made on its first task (lock-free once made).
 state::CodeletState& codelet_state(state::Policy& p, starpu_task* task);
 // Every worker's live features into Policy::features, at most every kFeaturesTtlUs; on an idle

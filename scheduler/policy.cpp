@@ -557,8 +557,8 @@ void record_cost(Policy& p, CodeletState& c, int w, const Running& r, double dt)
   bool shared = false;
   for (const WorkerSlot& o : p.workers) shared = shared || (o.member && o.id != w && p.archs.of[std::size_t(o.id)] == a);
   WriteLock g(c.costs_lock);
-  double arch = 0;
-  if (!c.costs.size_us(a, r.footprint, &arch)) arch = 0;
+  double arch = 0;  // stays 0 where the arch has not measured this footprint
+  c.costs.size_us(a, r.footprint, &arch);
   const Observed o = observe(dt, c.described[std::size_t(w)], get(c.rel[std::size_t(w)]), arch, shared, kRelEwma);
   c.rel[std::size_t(w)].store(o.rel, std::memory_order_relaxed);
   c.costs.record(a, r.footprint, r.cost_work, o.record_us);
