@@ -5,8 +5,9 @@
 //   run_w = T_arch(w)(task) x rel_w x scale_w
 // T_arch the task's time on w's kind of worker (task_costs.hpp: its footprint's measured mean,
 // StarPU's per-footprint history, a fit of fixed + work / throughput, or the prior from the
-// hardware, in that order), rel_w how much slower w is than its arch (its description first,
-// then measured), and scale_w = b_w / s_w the speed source's correction: b_w = the arch's
+// hardware, in that order; timings enter it over the workers' described rel, so that it keeps
+// one scale across processes), rel_w how much slower w is than its arch (its description
+// first, then measured), and scale_w = b_w / s_w the speed source's correction: b_w = the arch's
 // throughput / rel_w is what w does, s_w = speeds(source, b) what the policy plans it to do.
 // Its expected finish on a worker is
 //   max(queue end, now + transfer) + run_w

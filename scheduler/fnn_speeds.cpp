@@ -143,8 +143,10 @@ CodeletState& codelet_state(Policy& p, starpu_task* task) {
   c.name = name ? name : (task->cl->name ? task->cl->name : "unnamed");
   c.recent.resize(p.workers.size());
   load_costs(p, c, task->flops > 0);
-  for (std::size_t w = 0; w < p.workers.size(); ++w)  // a slower worker of an arch: its F says how much
-    c.rel[w] = p.archs.peak[p.archs.of[w]] / std::max(p.archs.worker_peak[w], 1e-9) * emu::factor(int(w));
+  // A slower worker of an arch: its F (and an emulated slowdown in force) says how much. Kept as
+  // the unit its timings are recorded in (CodeletState::described, observe in task_costs.hpp).
+  for (std::size_t w = 0; w < p.workers.size(); ++w)
+    c.described[w] = c.rel[w] = p.archs.peak[p.archs.of[w]] / std::max(p.archs.worker_peak[w], 1e-9) * emu::factor(int(w));
   {
     std::lock_guard<Mutex> bg(p.batch_mutex);  // the DTPS store
     if (const DtpsController* ctl = p.dtps.find(c.name); ctl && ctl->turn() > 0) c.alpha = ctl->alpha();

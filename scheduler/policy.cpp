@@ -550,20 +550,18 @@ void pre_exec(starpu_task* task, unsigned ctx) {
   if (emu::configured()) p->running_in_class[s.gpu].fetch_add(1, std::memory_order_relaxed);
 }
 
-// A task's time on worker w into its arch's costs, as the arch's (over rel[w]); rel[w] follows
-// its time over the arch's for a footprint the arch has measured, where the arch has other
-// members to compare with (alone, rel and the arch's time would only trade places).
+// A task's time on worker w into its arch's costs, over w's described rel; rel[w] follows its
+// time over the arch's where the arch has other members (observe, task_costs.hpp).
 void record_cost(Policy& p, CodeletState& c, int w, const Running& r, double dt) {
   const std::size_t a = p.archs.of[std::size_t(w)];
   bool shared = false;
   for (const WorkerSlot& o : p.workers) shared = shared || (o.member && o.id != w && p.archs.of[std::size_t(o.id)] == a);
   WriteLock g(c.costs_lock);
-  double rel = get(c.rel[std::size_t(w)]), arch = 0;
-  if (shared && c.costs.size_us(a, r.footprint, &arch)) {
-    rel = (1 - kRelEwma) * rel + kRelEwma * dt / arch;
-    c.rel[std::size_t(w)].store(rel, std::memory_order_relaxed);
-  }
-  c.costs.record(a, r.footprint, r.cost_work, dt / rel);
+  double arch = 0;  // stays 0 where the arch has not measured this footprint
+  c.costs.size_us(a, r.footprint, &arch);
+  const Observed o = observe(dt, c.described[std::size_t(w)], get(c.rel[std::size_t(w)]), arch, shared, kRelEwma);
+  c.rel[std::size_t(w)].store(o.rel, std::memory_order_relaxed);
+  c.costs.record(a, r.footprint, r.cost_work, o.record_us);
 }
 
 // The task's time runs from its start, or from the end of the one before it on this worker

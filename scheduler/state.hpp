@@ -78,6 +78,7 @@ struct CodeletState {
       : speed(new std::atomic<double>[n]),
         scale(new std::atomic<double>[n]),
         rel(new std::atomic<double>[n]),
+        described(n, 1.0),
         eligible(new std::atomic<signed char>[n]),
         cp_now(new std::atomic<double>[n]),
         done(new Done[n]),
@@ -100,6 +101,8 @@ struct CodeletState {
   std::unique_ptr<std::atomic<double>[]> scale;     // the speed source's correction, base / speed
   std::unique_ptr<std::atomic<double>[]> rel;       // w's time over its arch's: its description's
                                                     // ratio first, then measured (EWMA)
+  std::vector<double> described;                    // rel's first value, the unit its timings are
+                                                    // recorded in (observe): set once, then read only
   std::unique_ptr<std::atomic<signed char>[]> eligible;  // can_run's cache: -1 unknown, 0, 1
   std::unique_ptr<std::atomic<double>[]> cp_now;         // the FNN's latest CP (NaN: none)
   std::unique_ptr<Done[]> done;

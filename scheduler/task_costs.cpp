@@ -105,6 +105,13 @@ void TaskCosts::record(std::size_t arch, std::uint32_t footprint, double work, d
   refit(a);
 }
 
+Observed observe(double dt, double described_rel, double rel, double arch_us, bool shared, double weight) {
+  Observed o;
+  o.record_us = dt / described_rel;
+  o.rel = shared && arch_us > 0 ? (1 - weight) * rel + weight * dt / arch_us : rel;
+  return o;
+}
+
 void TaskCosts::refit(Arch& a) {
   if (a.sizes.empty()) return;
   std::vector<Size> points;

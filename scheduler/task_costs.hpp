@@ -112,6 +112,19 @@ class TaskCosts {
   std::vector<Arch> archs_;
 };
 
+// One timing `dt` of a task on a worker, whose arch measured this size at `arch_us` (0: not yet):
+// the time the arch records and the worker's new `rel` (its time over the arch's, which push
+// multiplies the arch's time by). The arch records dt over the worker's *described* rel (its
+// peak rate against the arch's: fixed for the run), never over the learned one: recorded over
+// the learned rel, the arch's time and the members' rels are fitted as a product only, their
+// common scale is free to drift over thousands of noisy timings, and the arch's time saved for
+// the next process, which starts from the described rels, drifts with it. `shared`: the arch has
+// other members to learn rel against (alone, rel and the arch's time would only trade places).
+struct Observed {
+  double record_us = 0, rel = 1;
+};
+Observed observe(double dt, double described_rel, double rel, double arch_us, bool shared, double weight);
+
 // fixed + work / throughput fitted to the (work, us) points, pulled towards `prior`: least
 // squares in relative error with the prior's two parameters as two more observations, each
 // timing kFitNoise relative, the prior kPriorSpread (a peak rate says little). A few sizes of

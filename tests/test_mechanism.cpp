@@ -325,6 +325,42 @@ TEST(TaskCosts, OneHeldTimingDoesNotMakeAnArchSlow) {
   EXPECT_NEAR(us, 300, 10);
 }
 
+// Fourteen cores of one arch time one footprint with +-50% noise (a stencil's update, cores
+// sharing host memory) over 20000 tasks: the arch's time, which the next process reads with the
+// described rels, stays the cores' mean time, and each core's learned rel near 1.
+TEST(TaskCosts, TheArchsTimeKeepsItsScaleOverManyNoisyTimings) {
+  TaskCosts c = two_archs();
+  constexpr int kCores = 14;
+  constexpr double kMeanUs = 2000;
+  std::vector<double> rel(kCores, 1.0);
+  std::uint64_t x = 12345;
+  auto noise = [&] {  // uniform in [0.5, 1.5), a fixed sequence
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    return 0.5 + double(x >> 11) / double(1ULL << 53);
+  };
+  for (int i = 0; i < 20000; ++i) {
+    const int w = i % kCores;
+    double arch = 0;  // 0 until the first timing
+    c.size_us(0, 7, &arch);
+    const sched::Observed o = sched::observe(kMeanUs * noise(), 1.0, rel[std::size_t(w)], arch, true, 0.1);
+    rel[std::size_t(w)] = o.rel;
+    c.record(0, 7, 2.197e6, o.record_us);
+  }
+  double us = 0;
+  ASSERT_TRUE(c.size_us(0, 7, &us));
+  EXPECT_NEAR(us, kMeanUs, 0.25 * kMeanUs) << "the arch's time drifted from its cores' mean";
+  for (double r : rel) EXPECT_NEAR(r, 1.0, 0.35);
+}
+
+TEST(TaskCosts, ATimingIsRecordedOverTheDescribedRelAndTeachesTheLearnedOne) {
+  // A core described 2x slower than its arch (a lower clock) takes 300 us where the arch's is 100.
+  const sched::Observed o = sched::observe(300, 2.0, 2.0, 100, true, 0.1);
+  EXPECT_DOUBLE_EQ(o.record_us, 150);
+  EXPECT_DOUBLE_EQ(o.rel, 0.9 * 2.0 + 0.1 * 3.0);
+  EXPECT_DOUBLE_EQ(sched::observe(300, 2.0, 2.0, 100, false, 0.1).rel, 2.0) << "alone in its arch: rel stays";
+  EXPECT_DOUBLE_EQ(sched::observe(300, 2.0, 2.0, 0, true, 0.1).rel, 2.0) << "nothing measured yet to compare with";
+}
+
 TEST(TaskCosts, AGpusFirstLaunchIsNotRecorded) {
   TaskCosts c({"cpu", "cuda0"});
   c.set_prior(0, ArchPrior::from_peak(80, false, false));
