@@ -1,9 +1,6 @@
 #include "scheduler/fnn_speeds.hpp"
 
 #include <starpu.h>
-#ifdef STARPU_SIMGRID
-#include <simgrid/host.h>
-#endif
 
 #include <algorithm>
 #include <chrono>
@@ -24,6 +21,7 @@
 #include "scheduler/cost.hpp"
 #include "scheduler/emulation.hpp"
 #include "scheduler/locks.hpp"
+#include "scheduler/simulated.hpp"
 #include "scheduler/task_costs.hpp"
 
 namespace sched {
@@ -300,7 +298,7 @@ void train_models(Policy& p) {
 }
 
 // What the probe reads. Simulated (DESIGN §8), this machine's /proc and NVML say nothing of the
-// simulated node: its GPUs are the platform's CUDA<i> hosts, described by the properties
+// simulated node: its GPUs are the platform's CUDA<i> hosts (this rank's under SMPI), described by the properties
 // bench/platforms/make_platform.py gives them (0 where absent), and /proc is not read, so a
 // worker's UF and UM come from our own accounting (none of its load is another program's) and
 // a CPU worker's F from the probe's defaults.
@@ -311,7 +309,7 @@ ProbeOptions probe_options() {
   o.nvml_library = "";
   std::vector<GpuInfo> gpus;
   for (int d = 0; d < STARPU_MAXCUDADEVS; ++d) {
-    const sg_host_t h = sg_host_by_name(("CUDA" + std::to_string(d)).c_str());
+    const sg_host_t h = simulated::host("CUDA" + std::to_string(d));
     if (!h) break;
     const auto number = [h](const char* key) {
       const char* v = sg_host_get_property_value(h, key);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "base/atomic_file.hpp"
+#include "scheduler/simulated.hpp"
 
 namespace sched::trace {
 namespace {
@@ -247,7 +248,8 @@ std::string check_path(const std::string& path) {
 }
 
 // Under an MPI launcher with several ranks, each rank writes its own file: FILE.json becomes
-// FILE.rank<r>.json (the launchers' environment, read before MPI_Init: StarPU may start first).
+// FILE.rank<r>.json (the launchers' environment, read before MPI_Init: StarPU may start first;
+// under SMPI, whose ranks share one process, the rank's simulated hosts).
 std::string rank_path(const std::string& path) {
   const char* rank = nullptr;
   const char* size = nullptr;
@@ -257,6 +259,10 @@ std::string rank_path(const std::string& path) {
       size = std::getenv(n);
       break;
     }
+#ifdef STARPU_SIMGRID
+  const std::string simulated_rank = simulated::rank();
+  if (!simulated_rank.empty()) rank = simulated_rank.c_str(), size = "2";
+#endif
   if (!rank || std::atoi(size) <= 1) return path;
   const std::size_t dot = path.rfind('.'), slash = path.rfind('/');
   const bool ext = dot != std::string::npos && (slash == std::string::npos || dot > slash);

@@ -45,7 +45,15 @@ class UnitTable {
     Mutex mutex;
     std::unordered_map<const void*, Entry> map;
   };
-  static constexpr std::size_t kStripes = 64, kPruneAt = 4096;
+  // Simulated, one stripe: SimGrid's mutexes are simcalls, each of which lets the simulated
+  // threads run in another order, and how many stripes a task's handles fall in depends on their
+  // addresses; with one the simulated run is the same every time (DESIGN §8).
+#ifdef STARPU_SIMGRID
+  static constexpr std::size_t kStripes = 1;
+#else
+  static constexpr std::size_t kStripes = 64;
+#endif
+  static constexpr std::size_t kPruneAt = (std::size_t(1) << 18) / kStripes;  // entries a stripe holds before pruning
   std::array<Stripe, kStripes> stripes_;
 };
 
