@@ -84,20 +84,15 @@ double own_share(WorkerSlot& s, double window_s) {
   return get(s.fnn.own_busy);
 }
 
-// A worker's live features (DESIGN §5), UF as the load that is not ours (DESIGN §6): StarPU's
-// idle workers spin and our own kernels keep a GPU busy, so /proc/stat and NVML read our own
-// work too. F is lowered by an emulated slowdown, which stands for a slower worker.
-fnn::Features live_features(Policy& p, std::size_t w) {
-  WorkerSlot& s = p.workers[w];
-  RawFeatures raw = p.probe->sample(w);
+// A worker's live features (DESIGN §5) from its raw sample, UF as the load that is not ours
+// (DESIGN §6): StarPU's idle workers spin and our own kernels keep a GPU busy, so /proc/stat and
+// NVML read our own work too. F is lowered by an emulated slowdown, which stands for a slower
+// worker. `peak`: the workers' largest F, M and P, which normalise them.
+fnn::Features live_features(WorkerSlot& s, RawFeatures raw, RawFeatures peak) {
   static const double window_s = std::chrono::duration<double>(ProbeOptions{}.uf_window).count();  // probe_options()'s
   raw.UF = std::max(0.0, raw.UF - own_share(s, window_s));
   s.fnn.uf = raw.UF;
-  RawFeatures peak = raw;
-  for (std::size_t i = 0; i < p.workers.size(); ++i) {
-    const RawFeatures r = p.probe->static_features(i);
-    peak.F = std::max(peak.F, r.F), peak.M = std::max(peak.M, r.M), peak.P = std::max(peak.P, r.P);
-  }
+  peak.F = std::max(peak.F, raw.F), peak.M = std::max(peak.M, raw.M), peak.P = std::max(peak.P, raw.P);
   return normalise_one(raw, peak);
 }
 
@@ -179,15 +174,23 @@ void sample_features(Policy& p, double now) {
   std::unique_lock<Mutex> g(p.live.sampling_mutex, std::try_to_lock);
   if (!g.owns_lock()) return;
   p.live.sampled_us = now;
+  RawFeatures peak;
+  for (std::size_t w = 0; w < p.workers.size(); ++w) {
+    WorkerSlot& s = p.workers[w];
+    if (const double e = emu::factor(s.id); s.member && e != s.emulated) {  // a slower worker: lower F
+      s.emulated = e;
+      p.probe->set_measured_peak(w, s.fnn.peak_F / e);
+    }
+    const RawFeatures r = p.probe->static_features(w);
+    peak.F = std::max(peak.F, r.F), peak.M = std::max(peak.M, r.M), peak.P = std::max(peak.P, r.P);
+  }
+  const std::vector<RawFeatures> raw = p.probe->sample_all();  // every worker at one instant
+  if (raw.size() < p.workers.size()) return;                    // none this round: keep the last
   std::vector<fnn::Features> f(p.workers.size());
   for (std::size_t w = 0; w < f.size(); ++w) {
     WorkerSlot& s = p.workers[w];
     if (!s.member) continue;
-    if (const double e = emu::factor(s.id); e != s.emulated) {  // a slower worker: lower F
-      s.emulated = e;
-      p.probe->set_measured_peak(w, s.fnn.peak_F / e);
-    }
-    f[w] = live_features(p, w);
+    f[w] = live_features(s, raw[w], peak);
     std::lock_guard<Mutex> lg(s.fnn.latest_mutex);
     s.fnn.latest = f[w];
   }

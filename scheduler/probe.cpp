@@ -724,13 +724,17 @@ RawFeatures Probe::sample(std::size_t worker) noexcept {
   }
 }
 
-std::vector<RawFeatures> Probe::sample_all() {
-  std::vector<RawFeatures> out;
-  out.reserve(impl_->workers.size());
-  std::lock_guard<std::mutex> lock(impl_->mutex_);
-  const Clock::time_point now = Clock::now();
-  for (Impl::Worker& w : impl_->workers) out.push_back(impl_->sample_locked(w, now));
-  return out;
+std::vector<RawFeatures> Probe::sample_all() noexcept {
+  try {
+    std::vector<RawFeatures> out;
+    out.reserve(impl_->workers.size());
+    std::lock_guard<std::mutex> lock(impl_->mutex_);
+    const Clock::time_point now = Clock::now();
+    for (Impl::Worker& w : impl_->workers) out.push_back(impl_->sample_locked(w, now));
+    return out;
+  } catch (...) {  // allocation failure (as sample): none, and the round keeps its last features
+    return {};
+  }
 }
 
 Source Probe::uf_source(std::size_t worker) const {

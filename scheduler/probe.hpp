@@ -205,9 +205,9 @@ class Probe {
 
   // Static plus live features. noexcept: a failing source degrades as listed above.
   RawFeatures sample(std::size_t worker) noexcept;  // worker out of range: all zero
-  // Every worker's sample at one instant, under one lock (the tests' snapshot; the policy
-  // samples worker by worker, sample_features).
-  std::vector<RawFeatures> sample_all();
+  // Every worker's sample at one instant, under one lock (the policy's sampling round,
+  // sample_features).
+  std::vector<RawFeatures> sample_all() noexcept;  // empty on allocation failure
 
   Source uf_source(std::size_t worker) const;
   Source um_source(std::size_t worker) const;
