@@ -2,12 +2,13 @@
 // with StarPU-MPI (DESIGN §11; seed 002's parallel FWT on distributed memory).
 //   mpirun -np R lwt2d-mpi forward --in X.npy --out C.npy [--levels N] [--units U]
 //   mpirun -np R lwt2d-mpi inverse --in C.npy --out Y.npy [--levels N] [--units U]
-// Rank 0 checks the input and writes the output (the formats of `lwt2d forward`/`inverse`: the
-// coefficients in the standard Mallat layout). The image's data units, horizontal strips, are
+// Rank 0 checks the input and makes the output file (the formats of `lwt2d forward`/`inverse`:
+// the coefficients in the standard Mallat layout), into which each rank writes the rows of its
+// own units' results (--gather: rank 0 writes them all). The image's data units, horizontal strips, are
 // spread over the ranks in contiguous groups (unit k on rank k R / U); the input is read by
 // each rank for its own units where it can read the file (else rank 0 sends the strips):
-// the 4-row halos between neighbouring units of different ranks and the coefficients on their
-// way home cross, through StarPU-MPI, and each rank's
+// the 4-row halos between neighbouring units of different ranks cross (and, with --gather,
+// the coefficients on their way to rank 0), through StarPU-MPI, and each rank's
 // workers run its units under the policy STARPU_SCHED names (ours by default). On CPU workers
 // the output equals one process's (`lwt2d forward --units U`) bit for bit: each unit's tasks
 // do the same arithmetic wherever they run.
@@ -42,18 +43,20 @@ using apps::parse_positive;
 
 const char* const kUsage =
     "usage: mpirun -np R lwt2d-mpi forward --in X.npy --out C.npy [--levels N] [--units U] [--repeat N]\n"
-    "                                      [--shares dtps|model|even]\n"
+    "                                      [--shares dtps|model|even] [--gather]\n"
     "       mpirun -np R lwt2d-mpi inverse --in C.npy --out Y.npy [the same options]\n"
-    "  The transform of `lwt2d forward` / `inverse` over R ranks: rank 0 checks the input and writes the\n"
-    "  output, the data units (default: 4 a rank, at least 8) are spread over the ranks in contiguous\n"
-    "  groups, each rank reads its own units' rows of the input (where it cannot, rank 0 sends\n"
-    "  them), and halos cross between neighbouring ranks. Every rank needs a unit: R ranks need R units, which\n"
+    "  The transform of `lwt2d forward` / `inverse` over R ranks: rank 0 checks the input and makes the\n"
+    "  output file, the data units (default: 4 a rank, at least 8) are spread over the ranks in contiguous\n"
+    "  groups, each rank reads its own units' rows of the input and writes its units' rows of the output\n"
+    "  into the one file (where a rank cannot, rank 0 sends it its strips, or gathers its results), and\n"
+    "  halos cross between neighbouring ranks. --gather: rank 0 gathers every result and writes the file\n"
+    "  alone. The file appears under its name only once complete. Every rank needs a unit: R ranks need R units, which\n"
     "  the height and levels must allow (seed 002 eq. 6.8). --repeat runs the transform N times (the\n"
     "  median of all but the first is the RESULT). The first run gives each rank as many contiguous units;\n"
     "  --shares model: each later run gives them by the ranks' speeds under our policy in the one before,\n"
     "  each unit to the rank that would finish first (a rank too slow for one unit gets none); dtps (the\n"
     "  default with 2 ranks or more): two runs by the model, then seed 001's DTPS corrects the ranks'\n"
-    "  shares from when each rank's results reached rank 0, halos and transfers included: with 2 ranks\n"
+    "  shares from when each rank's results were complete (--gather: reached rank 0), halos included: with 2 ranks\n"
     "  between rank 0 and rank 1, one line a run\n"
     "    dtps: rank 0 T0 ms for N0 units, rank 1 T1 ms for N1, m M (CASE), rank 0's share A -> B\n"
     "  and with R > 2 by halves, one line each: first all ranks (3: rank 0 against ranks 1-2), then\n"
@@ -69,6 +72,7 @@ struct Options {
   std::string command, in, out;
   int levels = 4, units = 0, repeat = 1;
   int rows = 0, cols = 0;  // --size, in simulation
+  bool gather = false;
   enum class Shares { Default, Model, Dtps, Even } shares = Shares::Default;
 };
 
@@ -85,6 +89,7 @@ Options parse(int argc, char** argv) {
     apps::value_flag("--levels", [&](V v) { o.levels = parse_positive("--levels", v); }),
     apps::value_flag("--units", [&](V v) { o.units = parse_positive("--units", v); }),
     apps::value_flag("--repeat", [&](V v) { o.repeat = parse_positive("--repeat", v); }),
+    apps::switch_flag("--gather", o.gather),
     apps::value_flag("--shares", [&](V v) {
       if (v != "model" && v != "even" && v != "dtps")
         throw UsageError("--shares must be dtps, model or even, got '" + v + "'");
@@ -114,8 +119,9 @@ std::vector<int> units_by_finish(int units, const std::vector<apps::mpi::RankSpe
 }
 
 // One DTPS round on rank 0 after a transform that started at t0_us and took `ms`: each rank's
-// time is when the last of its units' results reached rank 0 (lwt::unit_home_us), so that
-// halos and the transfers to and from rank 0 count, not only its workers' busy time; its work
+// time is when the last of its units' results was complete (home_us: on its rank, or under
+// --gather on rank 0, lwt::unit_home_us), so that halos (and the transfers to rank 0) count,
+// not only its workers' busy time; its work
 // is its units, and the throughput the makespan guard compares is the transform's units over
 // its time. Prints each node's round (seed 001 §1.3 between its two halves) and returns the
 // ranks' shares for the next transform.
@@ -178,6 +184,82 @@ bool local_input(const Options& o, int rank, const int shape[2], io::NpyLayout& 
   return std::all_of(ok.begin(), ok.end(), [](double v) { return v > 0; });
 }
 
+// Rank 0 makes the output file under a temporary name (io::NpyParts) and every rank opens it
+// (collective). Returns whether every rank could; a rank that cannot says why, once, and the
+// job gathers instead. Where rank 0 cannot make it, the job ends (UsageError, on every rank).
+bool open_output(const Options& o, int rank, const int shape[2], std::unique_ptr<io::NpyParts>& parts,
+                 std::unique_ptr<io::NpyRows>& rows) {
+  std::string temp, why;
+  if (rank == 0) try {
+      parts = std::make_unique<io::NpyParts>(o.out, shape[0], shape[1], o.in);
+      temp = parts->temp();
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+  std::vector<double> made{why.empty() ? 1.0 : 0.0};
+  apps::mpi::broadcast(made);
+  if (made[0] == 0) throw UsageError(why.empty() ? "rank 0 could not make " + o.out : why);
+  apps::mpi::broadcast(temp);
+  try {
+    rows = std::make_unique<io::NpyRows>(o.out, temp, shape[0], shape[1]);
+  } catch (const std::exception& e) {
+    why = e.what();
+    std::fprintf(stderr, "lwt2d-mpi: note: rank %d cannot write into the output as rank 0 makes it (%s): rank 0 "
+                 "gathers the results\n", rank, why.c_str());
+  }
+  const std::vector<double> ok = apps::mpi::all_gather({why.empty() ? 1.0 : 0.0});
+  if (std::all_of(ok.begin(), ok.end(), [](double v) { return v > 0; })) return true;
+  rows.reset();
+  parts.reset();  // removes the temporary: rank 0 writes the file whole
+  return false;
+}
+
+// This rank's units' results (`out`: their rows, in the units' layout) into the output file,
+// in its layout (a forward's in the Mallat layout: each unit's coefficients are blocks at every
+// level, lwt::Plan::unit_mallat_blocks); then, once every rank has written, rank 0 puts the file in place. A rank whose writes
+// fail says why (the lowest such rank, once) and every rank ends with status 2, the file never
+// in place. Returns 0 or that status (collective).
+int write_own_rows(const Options& o, const lwt::Plan& plan, const std::vector<int>& owner, int rank, const float* out,
+                   io::NpyRows& rows, io::NpyParts* parts) {
+  const std::size_t W = std::size_t(plan.width());
+  std::string why;
+  try {
+    std::unique_ptr<float[]> mallat;  // a forward's: touched only at this rank's units' rows
+    if (o.command == "forward") mallat.reset(new float[std::size_t(plan.height()) * W]);
+    for (int k = 0; k < plan.units(); ++k) {
+      if (owner[std::size_t(k)] != rank) continue;
+      if (mallat) {
+        plan.to_mallat_unit(k, out, mallat.get());
+        for (const lwt::Plan::Block& b : plan.unit_mallat_blocks(k))
+          rows.write(b.row0, b.rows, b.col0, b.cols, mallat.get() + std::size_t(b.row0) * W + std::size_t(b.col0), W);
+      } else {
+        const int row0 = plan.unit_row0(0, k);
+        rows.write(row0, plan.unit_rows(0, k), out + std::size_t(row0) * W);
+      }
+    }
+    rows.close();
+  } catch (const std::exception& e) {
+    why = e.what();
+  }
+  std::vector<double> failed = apps::mpi::all_gather({why.empty() ? 0.0 : 1.0});
+  int first = -1;
+  for (std::size_t r = 0; r < failed.size() && first < 0; ++r)
+    if (failed[r] > 0) first = int(r);
+  if (first < 0 && rank == 0) try {
+      parts->commit();
+    } catch (const std::exception& e) {
+      why = e.what();
+      first = 0;
+    }
+  std::vector<double> status{double(first)};
+  apps::mpi::broadcast(status);
+  if (status[0] < 0) return 0;
+  if (int(status[0]) == rank) std::fprintf(stderr, "lwt2d-mpi: %s\n", why.c_str());
+  std::fflush(stderr);
+  starpu_mpi_barrier(MPI_COMM_WORLD);
+  return apps::mpi::exit_status(2);
+}
+
 // A bad input found once MPI runs is found by every rank alike (rank 0 shares what it read):
 // rank 0 says so before StarPU-MPI and MPI stop, and every rank ends with status 2 (the
 // launcher may end the job at the first rank's exit).
@@ -227,6 +309,15 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
                      std::to_string(o.levels) + " levels is what this run allows (at most " +
                      std::to_string(lwt::Plan::max_units(shape[0], o.levels)) + ", seed 002 eq. 6.8)");
   const std::size_t n = std::size_t(shape[0]) * std::size_t(shape[1]);
+  // The output: each rank's units' results stay on it and it writes their rows into the one file
+  // rank 0 makes (io::NpyParts), unless --gather, or a rank cannot open that file (then rank 0
+  // gathers them all, as with --gather). In simulation nothing is written, and nothing gathered
+  // unless --gather.
+  std::unique_ptr<io::NpyParts> parts;  // rank 0's
+  std::unique_ptr<io::NpyRows> writer;  // this rank's writer into it
+  bool scatter = ranks > 1 && !o.gather;
+  if (scatter && !apps::kSimulated) scatter = open_output(o, rank, shape, parts, writer);
+  lwt::set_gather_output(!scatter);
   // Seed 002's layout: the input stays where its units run when every rank can read the file
   // (each reads its own units' rows, an inverse's from the Mallat layout's bands: only halos
   // and outputs cross), else rank 0 sends each unit its strip. In simulation no data is read,
@@ -241,8 +332,8 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
   std::vector<char> loaded(std::size_t(plan.units()), rank == 0);  // under `local`: the units read
   std::unique_ptr<float[]> mallat;  // an inverse's input rows read, in their places (touched only there)
   if (local && rank != 0 && o.command == "inverse" && !apps::kSimulated) mallat.reset(new float[n]);
+  if (rank == 0 || scatter) out = std::make_unique<apps::HostArray<float>>(n);  // a rank's: its units' rows
   if (rank == 0) {
-    out = std::make_unique<apps::HostArray<float>>(n);
     if (!apps::kSimulated) {  // simulation computes no data
       if (o.command == "forward") std::copy(a.data.begin(), a.data.end(), in->p);
       else plan.from_mallat(a.data.data(), in->p);
@@ -297,7 +388,15 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
     speeds = apps::mpi::all_rank_speeds(speeds);
     if (r + 1 == o.repeat || shares == Options::Shares::Even) continue;
     if (dtps) {
-      if (rank == 0) planned = dtps_step(*dtps, owner, lwt::unit_home_us(), t0, times.back());
+      std::vector<double> home = lwt::unit_home_us();
+      double since = t0;
+      if (scatter) {  // each rank's own units, on its own clock from its t0: every rank's, max by unit
+        for (double& us : home) us = us > 0 ? us - t0 : 0;
+        const std::vector<double> all = apps::mpi::all_gather(home);
+        for (std::size_t i = 0; i < all.size(); ++i) home[i % home.size()] = std::max(home[i % home.size()], all[i]);
+        since = 0;
+      }
+      if (rank == 0) planned = dtps_step(*dtps, owner, home, since, times.back());
       apps::mpi::broadcast(planned);
       owner = units_by_shares(plan.units(), planned);
     } else if (apps::mpi::all_known(speeds)) {
@@ -324,13 +423,15 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
     std::fflush(stdout);
     starpu_mpi_barrier(MPI_COMM_WORLD);
   }
-  if (rank == 0 && !apps::kSimulated) {
+  if (scatter && !apps::kSimulated) {
+    if (const int status = write_own_rows(o, plan, owner, rank, out->p, *writer, parts.get())) return status;
+  } else if (rank == 0 && !apps::kSimulated) {
     std::vector<float> image(n);
     if (o.command == "forward") plan.to_mallat(out->p, image.data());
     else std::copy(out->p, out->p + n, image.begin());
     io::write_npy_f32(o.out, shape[0], shape[1], image.data(), o.in);
-    std::printf("wrote %s\n", o.out.c_str());
   }
+  if (rank == 0 && !apps::kSimulated) std::printf("wrote %s\n", o.out.c_str());
   if (rank == 0) {
     std::vector<double> later(times.begin() + (times.size() > 1 ? 1 : 0), times.end());
     std::sort(later.begin(), later.end());

@@ -114,6 +114,16 @@ std::vector<double> all_gather(const std::vector<double>& mine) {
 }
 #endif
 
+void broadcast(std::string& s) {
+  std::vector<double> size{double(s.size())};
+  broadcast(size);
+  std::vector<double> chars(static_cast<std::size_t>(size[0]));
+  for (std::size_t i = 0; i < s.size() && i < chars.size(); ++i) chars[i] = static_cast<unsigned char>(s[i]);
+  broadcast(chars);
+  s.assign(chars.size(), '\0');
+  for (std::size_t i = 0; i < chars.size(); ++i) s[i] = static_cast<char>(static_cast<unsigned char>(chars[i]));
+}
+
 int exit_status(int status) {
 #ifdef STARPU_SIMGRID
   if (status != 0) {

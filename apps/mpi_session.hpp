@@ -3,6 +3,7 @@
 
 #include <starpu.h>
 
+#include <string>
 #include <vector>
 
 #include "apps/rank_shares.hpp"
@@ -22,6 +23,7 @@ void shutdown();  // StarPU-MPI, then MPI
 // point-to-point on a registered vector. For the few numbers the apps share once a job.
 std::vector<double> all_gather(const std::vector<double>& mine);
 void broadcast(std::vector<double>& v);
+void broadcast(std::string& s);  // rank 0's (a file name: a few numbers' worth)
 // Whether this process is rank 0, from the launcher's environment: usable before MPI starts,
 // so that a usage error is printed once, not once per rank.
 bool is_rank_zero();

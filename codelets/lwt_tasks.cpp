@@ -289,11 +289,14 @@ struct Ranks {
   }
   static std::vector<int> chosen;  // set_unit_ranks()
   static bool local_input;          // set_local_input()
+  static bool gather_output;        // set_gather_output()
 };
 std::vector<int> Ranks::chosen;
 bool Ranks::local_input = false;
+bool Ranks::gather_output = true;
 Ranks ranks;
-// When each unit's output reached rank 0 in the last transform across ranks (unit_home_us()).
+// When each unit's output reached rank 0, or was complete on its rank, in the last transform
+// across ranks (unit_home_us()).
 std::vector<double> home_us;
 
 // Called at the start of each transform.
@@ -380,6 +383,7 @@ std::deque<Args> Submit::mpi_args;
 
 void set_unit_ranks(const std::vector<int>& owner) { Ranks::chosen = owner; }
 void set_local_input(bool local) { Ranks::local_input = local; }
+void set_gather_output(bool gather) { Ranks::gather_output = gather; }
 const std::vector<double>& unit_home_us() { return home_us; }
 
 void describe_task(const starpu_task* task, int* unit, int* level) {
@@ -400,8 +404,9 @@ const char* pipeline_name(Pipeline p) { return p == Pipeline::Fused ? "fused" : 
 namespace {
 
 #ifdef FNNDTPS_HAVE_MPI
-// Rank 0's record of its units' outputs arriving: a read of each, acquired once its receive
-// (or, for its own units, its last writer) is done, notes the time and releases.
+// A rank's record of units' outputs arriving (rank 0's, gathered: every unit's) or complete
+// (each rank's own): a read of each, acquired once its receive or its last writer is done,
+// notes the time and releases. Units not watched stay at 0.
 struct Arrivals {
   struct Unit {
     Arrivals* all;
@@ -416,17 +421,23 @@ struct Arrivals {
     STARPU_PTHREAD_COND_DESTROY(&cv);
     STARPU_PTHREAD_MUTEX_DESTROY(&m);
   }
+  void watch(std::size_t k, starpu_data_handle_t h) {
+    unit[k].h = h;
+    ++watched;  // before the acquire: its callback may run at once
+    starpu_data_acquire_cb(h, STARPU_R, arrived, &unit[k]);
+  }
   static void arrived(void* arg) {  // a StarPU callback: StarPU's locks
     auto* u = static_cast<Unit*>(arg);
     u->us = starpu_timing_now();
     starpu_data_release(u->h);
     STARPU_PTHREAD_MUTEX_LOCK(&u->all->m);
-    if (++u->all->done == u->all->unit.size()) STARPU_PTHREAD_COND_SIGNAL(&u->all->cv);
+    ++u->all->done;
+    STARPU_PTHREAD_COND_SIGNAL(&u->all->cv);
     STARPU_PTHREAD_MUTEX_UNLOCK(&u->all->m);
   }
   std::vector<double> wait() {
     STARPU_PTHREAD_MUTEX_LOCK(&m);
-    while (done < unit.size()) STARPU_PTHREAD_COND_WAIT(&cv, &m);
+    while (done < watched) STARPU_PTHREAD_COND_WAIT(&cv, &m);
     STARPU_PTHREAD_MUTEX_UNLOCK(&m);
     std::vector<double> us;
     for (const Unit& u : unit) us.push_back(u.us);
@@ -435,7 +446,7 @@ struct Arrivals {
   std::vector<Unit> unit;
   starpu_pthread_mutex_t m;
   starpu_pthread_cond_t cv;
-  std::size_t done = 0;
+  std::size_t done = 0, watched = 0;  // done under m; watched by the submitting thread only
 };
 #endif
 
@@ -446,18 +457,18 @@ struct Handles {
   std::vector<starpu_data_handle_t> in, out, b, s, win;
   std::vector<std::vector<starpu_data_handle_t>> top, bot;  // [level][unit]
 
-  // Across ranks (Ranks), src and dst are rank 0's (src each unit's rank's, under
-  // set_local_input): the others register those strips without memory; each unit's output is
-  // computed on its rank and gathered on rank 0 (gather()).
+  // Across ranks (Ranks), src and dst are rank 0's (src each unit's rank's under
+  // set_local_input, dst each unit's rank's unless gathered): the others register those strips
+  // without memory; each unit's output is computed on its rank, and gathered on rank 0 by wait()
+  // under set_gather_output.
   Handles(const Plan& p, const float* src, float* dst, bool need_s, bool need_win) : plan(p) {
     const int U = p.units(), W = p.width();
-    const bool home = ranks.rank == 0;
     for (int k = 0; k < U; ++k) {
       const std::size_t row0 = std::size_t(p.unit_row0(0, k)) * std::size_t(W);
       const int h = p.unit_rows(0, k), owner = ranks.of_unit(k, U);
-      const int source = Ranks::local_input ? owner : 0;
+      const int source = Ranks::local_input ? owner : 0, home = Ranks::gather_output ? 0 : owner;
       in.push_back(on_rank(ranks.rank == source ? register_rows(src + row0, W, W, h) : register_temp(W, h), source));
-      out.push_back(on_rank(home ? register_rows(dst + row0, W, W, h) : register_temp(W, h), owner));
+      out.push_back(on_rank(ranks.rank == home ? register_rows(dst + row0, W, W, h) : register_temp(W, h), owner));
       b.push_back(on_rank(register_temp(W, h), owner));
       if (need_s) s.push_back(on_rank(register_temp(W, h), owner));
       if (need_win) win.push_back(on_rank(register_temp(W, cpu::window_rows(h, true, true)), owner));
@@ -471,21 +482,21 @@ struct Handles {
         bot[l].push_back(p.has_below(k) ? on_rank(register_temp(p.cols(l), kHalo), owner) : nullptr);
       }
   }
-  // Waits for the transform's tasks; across ranks, also brings every unit's output to rank 0,
-  // each as soon as its last writer ends (the sends wait on the data, not on this call), and
-  // notes on rank 0 when each one arrived (unit_home_us()).
+  // Waits for the transform's tasks; across ranks, gathered, also brings every unit's output to
+  // rank 0, each as soon as its last writer ends (the sends wait on the data, not on this call),
+  // and notes on rank 0 when each one arrived; not gathered, notes on each rank when its own
+  // units' outputs were complete (unit_home_us()).
   void wait() {
 #ifdef FNNDTPS_HAVE_MPI
     if (ranks.size > 1) {
-      for (starpu_data_handle_t h : out) starpu_mpi_get_data_on_node_detached(MPI_COMM_WORLD, h, 0, nullptr, nullptr);
+      const bool gather = Ranks::gather_output;
+      if (gather)
+        for (starpu_data_handle_t h : out) starpu_mpi_get_data_on_node_detached(MPI_COMM_WORLD, h, 0, nullptr, nullptr);
       Arrivals arrivals(out.size());
-      if (ranks.rank == 0)  // sequential consistency orders each read after the unit's receive
-        for (std::size_t k = 0; k < out.size(); ++k) {
-          arrivals.unit[k].h = out[k];
-          starpu_data_acquire_cb(out[k], STARPU_R, Arrivals::arrived, &arrivals.unit[k]);
-        }
+      for (std::size_t k = 0; k < out.size(); ++k)  // sequential consistency: after the receive or last writer
+        if (gather ? ranks.rank == 0 : ranks.of_unit(int(k), int(out.size())) == ranks.rank) arrivals.watch(k, out[k]);
       starpu_mpi_wait_for_all(MPI_COMM_WORLD);
-      if (ranks.rank == 0) home_us = arrivals.wait();
+      if (ranks.rank == 0 || !gather) home_us = arrivals.wait();
       Submit::mpi_args.clear();
       return;
     }

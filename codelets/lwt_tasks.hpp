@@ -63,9 +63,15 @@ void set_unit_ranks(const std::vector<int>& owner);
 // and sends each unit its strip.
 void set_local_input(bool local);
 
-// Across ranks, on rank 0, after a transform: when each unit's output reached rank 0 (its own
-// units': when their last task ended), in microseconds of starpu_timing_now(). Empty in one
-// process and on the other ranks.
+// Across ranks: whether the next transforms bring every unit's output to rank 0 (the default),
+// or leave each on its unit's rank, in that rank's image-sized output buffer at the unit's rows
+// (only those written), for the rank to write out itself.
+void set_gather_output(bool gather);
+
+// Across ranks, after a transform, in microseconds of this rank's starpu_timing_now(): gathered
+// (set_gather_output), on rank 0, when each unit's output reached rank 0 (its own units': when
+// their last task ended), empty on the other ranks; not gathered, on every rank, when each of
+// its own units' outputs was complete, 0 for the other ranks' units. Empty in one process.
 const std::vector<double>& unit_home_us();
 
 // Tasks one transform submits (for reports and tests).

@@ -131,6 +131,17 @@ std::vector<std::pair<int, int>> Plan::unit_mallat_rows(int k) const {
   return rows;
 }
 
+std::vector<Plan::Block> Plan::unit_mallat_blocks(int k) const {
+  std::vector<Block> blocks;
+  for (int l = 0; l < levels_; ++l) {  // as to_mallat_unit copies
+    const int h = unit_rows(l, k), nl = low_count(h), g = unit_row0(l + 1, k), w = cols(l), wl = cols(l + 1);
+    if (h > nl) blocks.push_back(Block{image_rows(l + 1) + g, h - nl, 0, w});
+    if (nl > 0 && w > wl) blocks.push_back(Block{g, nl, wl, w - wl});
+  }
+  if (const int hL = unit_rows(levels_, k); hL > 0) blocks.push_back(Block{unit_row0(levels_, k), hL, 0, cols(levels_)});
+  return blocks;
+}
+
 template void Plan::to_mallat<float>(const float*, float*) const;
 template void Plan::to_mallat<double>(const double*, double*) const;
 template void Plan::from_mallat<float>(const float*, float*) const;

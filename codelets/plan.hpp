@@ -83,13 +83,21 @@ class Plan {
   // of the Mallat layout that unit_mallat_rows(k) names are read.
   template <typename T>
   void from_mallat_unit(int k, const T* mallat, T* units_layout) const;
-  // Unit k's rows of units_layout into the rows of the Mallat layout that unit_mallat_rows(k)
-  // names: units write disjoint rows, so that units may be copied in parallel.
+  // Unit k's rows of units_layout into the blocks of the Mallat layout that
+  // unit_mallat_blocks(k) names: units write disjoint blocks, so that units may be copied in
+  // parallel.
   template <typename T>
   void to_mallat_unit(int k, const T* units_layout, T* mallat) const;
   // The row ranges (first row, row count) of the Mallat layout that hold unit k's coefficients:
-  // its low and high rows at every level.
+  // its low and high rows at every level. A row may hold other units' coefficients too (a
+  // coarser level's, in its first columns).
   std::vector<std::pair<int, int>> unit_mallat_rows(int k) const;
+  // Unit k's coefficients in the Mallat layout exactly: per level its high rows (every column
+  // of the level) and its low rows' high half, and the last level's LL band.
+  struct Block {
+    int row0, rows, col0, cols;
+  };
+  std::vector<Block> unit_mallat_blocks(int k) const;
 
  private:
   int height_, width_, levels_;

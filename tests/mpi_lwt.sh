@@ -12,14 +12,14 @@ set -u
 BIN=$1 LWT2D=$2 MPIEXEC=${3:-mpirun}
 source "$(dirname "$0")/mpi_common.sh"
 
-# expect_same NAME RANKS SURFACE LEVELS UNITS: forward, then inverse of its output, each equal
-# to one process's bytes, and every rank ran tasks.
+# expect_same NAME RANKS SURFACE LEVELS UNITS [ARGS...]: forward, then inverse of its output,
+# each equal to one process's bytes, and every rank ran tasks.
 expect_same() {
-  local name=$1 np=$2 x=$3 levels=$4 units=$5 cmd
+  local name=$1 np=$2 x=$3 levels=$4 units=$5 cmd; shift 5
   for cmd in forward inverse; do
     local in=$x; [[ $cmd == inverse ]] && in=$dir/one-forward.npy
     "$LWT2D" "$cmd" --in "$in" --out "$dir/one-$cmd.npy" --levels "$levels" --units "$units" >/dev/null 2>&1
-    run "$np" "$BIN" "$cmd" --in "$in" --out "$dir/mpi-$cmd.npy" --levels "$levels" --units "$units"; local rc=$?
+    run "$np" "$BIN" "$cmd" --in "$in" --out "$dir/mpi-$cmd.npy" --levels "$levels" --units "$units" "$@"; local rc=$?
     local busy; busy=$(grep -c '^rank [0-9]*: [1-9][0-9]* of [0-9]* units, planned share [0-9.]*, [1-9][0-9]* tasks' "$dir/out.txt")
     if [[ $rc -eq 0 && $busy -eq $np ]] && cmp -s "$dir/one-$cmd.npy" "$dir/mpi-$cmd.npy"; then
       pass "$name, $cmd: $np ranks, equal to one process's bytes, $busy ranks ran tasks"
@@ -35,6 +35,28 @@ expect_same() {
 for np in 1 2 3 4; do expect_same "300 x 200, 3 levels, 8 units" "$np" "$dir/even.npy" 3 8; done
 expect_same "299 x 131 (odd), 3 levels, 7 units" 3 "$dir/odd.npy" 3 7
 expect_same "299 x 131 (odd), 2 levels, 6 units" 4 "$dir/odd.npy" 2 6
+# The runs above wrote each rank's own rows into the one file; --gather, rank 0 writes it all.
+expect_same "299 x 131 (odd), 3 levels, 7 units, --gather" 3 "$dir/odd.npy" 3 7 --gather
+# A rank that cannot open the file rank 0 makes (here: another working folder, the output named
+# relatively) says so in one note, and rank 0 gathers: the same bytes.
+mkdir -p "$dir/elsewhere"
+timeout -k 5 120 "$MPIEXEC" -np 1 -wdir "$dir" "$BIN" forward --in "$dir/odd.npy" --out rel.npy --levels 3 --units 7 : \
+  -np 1 -wdir "$dir/elsewhere" "$BIN" forward --in "$dir/odd.npy" --out rel.npy --levels 3 --units 7 \
+  >"$dir/out.txt" 2>"$dir/err.txt"; rc=$?
+"$LWT2D" forward --in "$dir/odd.npy" --out "$dir/one-rel.npy" --levels 3 --units 7 >/dev/null 2>&1
+notes=$(grep -c '^lwt2d-mpi: note: rank 1 cannot write into the output' "$dir/err.txt")
+if [[ $rc -eq 0 && $notes -eq 1 && ! -e $dir/elsewhere/rel.npy ]] && cmp -s "$dir/one-rel.npy" "$dir/rel.npy"; then
+  pass "rank 1 cannot open the output: one note, rank 0 gathers, one process's bytes"
+else fail "rank 1 cannot open the output: exit $rc, $notes notes:"; cat "$dir/out.txt" "$dir/err.txt"; fi
+# A rank whose writes fail (files limited to 1 KiB on rank 1): one line, status 2, no file under
+# the output's name and no temporary left.
+timeout -k 5 120 "$MPIEXEC" -np 1 "$BIN" forward --in "$dir/even.npy" --out "$dir/limited.npy" --levels 3 --units 8 : \
+  -np 1 bash -c "trap '' XFSZ; ulimit -f 1; exec \"\$0\" \"\$@\"" "$BIN" forward --in "$dir/even.npy" \
+  --out "$dir/limited.npy" --levels 3 --units 8 >"$dir/out.txt" 2>"$dir/err.txt"; rc=$?
+lines=$(grep -c '^lwt2d-mpi: ' "$dir/err.txt")
+left=$(ls "$dir" | grep -c '^limited\.npy')
+if [[ $rc -eq 2 && $lines -eq 1 && $left -eq 0 ]]; then pass "a rank's writes fail: exit 2, $(grep '^lwt2d-mpi: ' "$dir/err.txt")"
+else fail "a rank's writes fail: exit $rc, $lines lwt2d-mpi lines, $left files named limited.npy*:"; cat "$dir/err.txt"; ls "$dir"; fi
 # Each rank reads its own units' rows of the input (seed 002's layout: no strip crosses; the
 # runs above, forward and inverse, did so); a rank that cannot read the file says so in one
 # note, rank 0 sends it the strips, and the coefficients are the same.
@@ -121,6 +143,10 @@ expect_fail "missing input" 2 forward --in "$dir/none.npy" --out "$dir/bad.npy"
 expect_fail "unknown command" 2 transform --in "$dir/even.npy" --out "$dir/bad.npy"
 expect_fail "output over the input" 2 forward --in "$dir/even.npy" --out "$dir/even.npy"
 expect_fail "bad shares" 2 forward --in "$dir/even.npy" --out "$dir/bad.npy" --shares cyclic
+
+# No run left a temporary beside its output.
+tmps=$(ls "$dir" "$dir/elsewhere" | grep -c '\.tmp-')
+if [[ $tmps -eq 0 ]]; then pass "no temporary left by any run"; else fail "$tmps temporaries left:"; ls "$dir"; fi
 
 echo "$passed passed, $fails failed"
 [[ $fails -eq 0 ]]

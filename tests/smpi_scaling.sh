@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench/smpi.sh scaling on 1 and 2 simulated h200 nodes: one row per case and count with a time,
-# the first count the reference (speed-up and efficiency 1, no bytes to gather), the second's
-# bound the half image that crosses rank 0's link; bad COUNTS: one line, exit 2.
+# the first count the reference (speed-up and efficiency 1, no bytes sent), the second's bound
+# the halos each node sends its neighbour (outputs stay on their ranks); bad COUNTS: one line,
+# exit 2.
 #   smpi_scaling.sh REPO BUILD_SMPI PYTHON
 set -uo pipefail
 repo=$1 build=$2 python=$3
@@ -14,11 +15,12 @@ check "scaling 1,2 exits 0 (got $rc)" test $rc -eq 0
 rows() { awk -v n="$1" '$3 == n && $4 + 0 > 0' "$dir/table"; }
 check "three cases on one node, each with a time" test "$(rows 1 | wc -l)" -eq 3
 check "three cases on two nodes, each with a time" test "$(rows 2 | wc -l)" -eq 3
-check "one node is the reference: speed-up and efficiency 1, nothing gathered" \
-  test "$(rows 1 | awk '$5 == "1.00" && $6 == "1.00" && $7 == "0.00"' | wc -l)" -eq 3
-# 16384^2 float32, half of it on rank 1, over 12.5 GB/s: 42.95 ms; 32768^2: 171.80.
-check "two nodes' bound: the half image over rank 0's link" \
-  bash -c "awk '\$1 == \"strong\" && \$3 == 2 {print \$7}' '$dir/table' | tr '\n' ' ' | grep -qx '42.95 171.80 '"
+check "one node is the reference: speed-up and efficiency 1, nothing sent" \
+  test "$(rows 1 | awk '$5 == "1.00" && $6 == "1.00" && $7 == "0.000"' | wc -l)" -eq 3
+# 4 levels of 4-row halos, 16384 columns: 4 x (16384 + 8192 + 4096 + 2048) x 4 B over 12.5 GB/s,
+# 0.039 ms; 32768 columns: 0.079.
+check "two nodes' bound: the halos to the neighbour" \
+  bash -c "awk '\$1 == \"strong\" && \$3 == 2 {print \$7}' '$dir/table' | tr '\n' ' ' | grep -qx '0.039 0.079 '"
 check "weak scaling doubles the rows" grep -q "^weak    32768x16384      2" "$dir/table"
 check "the table says it is simulated" grep -q "^(simulated:" "$dir/table"
 for bad in "0,2" "1,x" ""; do

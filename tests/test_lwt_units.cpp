@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <starpu.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -170,6 +172,39 @@ TEST(Plan, EachUnitReadsOnlyItsMallatRows) {
       if (i >= lo && i < hi) ASSERT_EQ(out[i], whole[i]) << "unit " << k << ", element " << i;
       else ASSERT_TRUE(std::isnan(out[i])) << "unit " << k << " wrote element " << i;
     }
+  }
+}
+
+// Each rank of lwt2d-mpi writes only its units' coefficients into the one output file: the
+// units' unit_mallat_blocks tile the Mallat layout, each element once, and to_mallat_unit
+// writes exactly its unit's blocks, with to_mallat's values (odd sizes, uneven units).
+TEST(Plan, UnitsMallatBlocksTileTheLayout) {
+  for (const auto& [rows, cols, levels, units] : {std::array<int, 4>{453, 38, 4, 3}, std::array<int, 4>{299, 131, 3, 7},
+                                                  std::array<int, 4>{300, 200, 3, 8}}) {
+    const lwt::Plan plan(rows, cols, levels, units);
+    const auto x = random_image(rows, cols, 7);
+    std::vector<float> whole(x.size(), NAN);
+    plan.to_mallat(x.data(), whole.data());
+    const std::size_t W = std::size_t(cols);
+    std::vector<int> owner(x.size(), -1);
+    for (int k = 0; k < plan.units(); ++k) {
+      std::vector<float> mine(x.size(), NAN);
+      plan.to_mallat_unit(k, x.data(), mine.data());
+      std::vector<char> in_block(x.size(), 0);
+      for (const lwt::Plan::Block& b : plan.unit_mallat_blocks(k))
+        for (int r = b.row0; r < b.row0 + b.rows; ++r)
+          for (int c = b.col0; c < b.col0 + b.cols; ++c) {
+            const std::size_t i = std::size_t(r) * W + std::size_t(c);
+            ASSERT_EQ(owner[i], -1) << rows << "x" << cols << ": units " << owner[i] << " and " << k << " at " << r << "," << c;
+            owner[i] = k;
+            in_block[i] = 1;
+          }
+      for (std::size_t i = 0; i < mine.size(); ++i) {
+        if (in_block[i]) ASSERT_EQ(mine[i], whole[i]) << "unit " << k << ", element " << i;
+        else ASSERT_TRUE(std::isnan(mine[i])) << "unit " << k << " wrote element " << i << " outside its blocks";
+      }
+    }
+    EXPECT_EQ(std::count(owner.begin(), owner.end(), -1), 0) << rows << "x" << cols << ": elements in no unit's block";
   }
 }
 

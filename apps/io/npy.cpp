@@ -1,6 +1,7 @@
 // .npy and raw float32 reading and writing; see npy.hpp for the format and the error policy.
 #include "apps/io/npy.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -438,6 +439,84 @@ void write_atomic(const std::string& path, const std::string& header, const void
 }
 
 }  // namespace
+
+struct NpyParts::Impl {
+  explicit Impl(const std::string& p) : path(p), file(p) {}
+  std::string path;
+  base::AtomicFile file;
+};
+
+NpyParts::NpyParts(const std::string& path, int rows, int cols, const std::string& protected_input)
+    : impl_(std::make_unique<Impl>(path)) {
+  if (rows <= 0 || cols <= 0)
+    fail_out(path, "cannot write a " + std::to_string(rows) + " x " + std::to_string(cols) +
+                       " array; rows and cols must be positive");
+  if (!host_is_little_endian()) fail_out(path, "this writer supports little-endian hosts only");
+  if (!protected_input.empty() && same_file(path, protected_input))
+    fail_out(path, "refusing to overwrite the input file " + protected_input + "; choose a different output path");
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) fail_out(path, "is a directory; give a file name for the output");
+  std::FILE* f = impl_->file.open();
+  if (!f)
+    fail_out(path, "cannot create the temporary file " + impl_->file.temp() + " (" + errno_text(errno) +
+                       "); check that the directory exists and is writable");
+  const std::string header = npy_header("<f4", rows, cols);
+  const auto size = off_t(header.size() + std::size_t(rows) * std::size_t(cols) * sizeof(float));
+  if (std::fwrite(header.data(), 1, header.size(), f) != header.size() || std::fflush(f) != 0 ||
+      ftruncate(fileno(f), size) != 0)
+    fail_out(path, "write failed (" + errno_text(errno) + "); check free disk space and permissions");
+  if (const int err = impl_->file.close()) fail_out(path, "write failed (" + errno_text(err) + ")");
+}
+
+NpyParts::~NpyParts() = default;
+
+const std::string& NpyParts::temp() const { return impl_->file.temp(); }
+
+void NpyParts::commit() {
+  if (const int err = impl_->file.commit())
+    fail_out(impl_->path, "cannot move the finished file into place (" + errno_text(err) + ")");
+}
+
+NpyRows::NpyRows(const std::string& path, const std::string& temp, int rows, int cols)
+    : path_(path), rows_(rows), cols_(cols), data_start_(npy_header("<f4", rows, cols).size()) {
+  fd_ = ::open(temp.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd_ < 0) fail_out(path_, "cannot open the file being written, " + temp + " (" + errno_text(errno) + ")");
+}
+
+NpyRows::~NpyRows() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void NpyRows::write(int row0, int n, const float* src) { write(row0, n, 0, cols_, src, std::size_t(cols_)); }
+
+void NpyRows::write(int row0, int n, int col0, int ncols, const float* src, std::size_t ld) {
+  if (row0 < 0 || n < 0 || row0 + n > rows_ || col0 < 0 || ncols < 0 || col0 + ncols > cols_)
+    fail_out(path_, "rows " + std::to_string(row0) + " to " + std::to_string(row0 + n) + ", columns " +
+                        std::to_string(col0) + " to " + std::to_string(col0 + ncols) + " are outside its " +
+                        std::to_string(rows_) + " x " + std::to_string(cols_));
+  const bool whole = col0 == 0 && ncols == cols_ && ld == std::size_t(cols_);  // one write
+  for (int i = 0; i < (whole ? 1 : n); ++i)
+    write_at(data_start_ + (std::size_t(row0 + i) * std::size_t(cols_) + std::size_t(col0)) * sizeof(float),
+             src + std::size_t(i) * ld, std::size_t(whole ? n : 1) * std::size_t(ncols) * sizeof(float));
+}
+
+void NpyRows::write_at(std::size_t offset, const float* src, std::size_t bytes) {
+  const auto* p = reinterpret_cast<const char*>(src);
+  std::size_t left = bytes;
+  auto at = off_t(offset);
+  while (left > 0) {
+    const ssize_t w = ::pwrite(fd_, p, std::min(left, std::size_t(1) << 30), at);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) fail_out(path_, "write failed (" + errno_text(w < 0 ? errno : ENOSPC) + "); check free disk space");
+    p += w, at += w, left -= std::size_t(w);
+  }
+}
+
+void NpyRows::close() {
+  const int fd = fd_;
+  fd_ = -1;
+  if (fd >= 0 && ::close(fd) != 0) fail_out(path_, "write failed (" + errno_text(errno) + ")");
+}
 
 bool same_file(const std::string& a, const std::string& b) {
   std::error_code ea, eb;

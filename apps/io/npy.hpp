@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -81,6 +82,47 @@ void write_npy_f64(const std::string& path, int rows, int cols, const double* da
 // Raw little-endian float32, no header; same protection and atomicity.
 void write_raw_f32(const std::string& path, int rows, int cols, const float* data,
                    const std::string& protected_input = {});
+
+// A float32 .npy written in parts, by several processes (the ranks of a job): its creator makes
+// it under a temporary name beside `path`, with the header and the whole array's size; each
+// part's writer opens that temporary (NpyRows) and writes its rows in place; once all have, the
+// creator commits it into place. `path` names only ever a complete file. The constructor
+// checks `path` as write_npy_f32 does; OutputError where any step fails.
+class NpyParts {
+ public:
+  NpyParts(const std::string& path, int rows, int cols, const std::string& protected_input = {});
+  ~NpyParts();  // removes the temporary unless committed
+  NpyParts(const NpyParts&) = delete;
+  NpyParts& operator=(const NpyParts&) = delete;
+  const std::string& temp() const;
+  void commit();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// One writer's view of a NpyParts file of rows x cols: its temporary `temp` (the creator's
+// temp()) opened for writing, rows written in place; `path` names the file in messages.
+class NpyRows {
+ public:
+  NpyRows(const std::string& path, const std::string& temp, int rows, int cols);
+  ~NpyRows();
+  NpyRows(const NpyRows&) = delete;
+  NpyRows& operator=(const NpyRows&) = delete;
+  // Rows [row0, row0 + n) of the array from src (n x cols floats, row-major).
+  void write(int row0, int n, const float* src);
+  // Columns [col0, col0 + ncols) of rows [row0, row0 + n), from src's rows (ld floats apart).
+  void write(int row0, int n, int col0, int ncols, const float* src, std::size_t ld);
+  // Closes the file, reporting what the writes left (OutputError).
+  void close();
+
+ private:
+  void write_at(std::size_t offset, const float* src, std::size_t bytes);
+  std::string path_;
+  int rows_, cols_, fd_ = -1;
+  std::size_t data_start_;
+};
 
 // True where a and b name the same file (same inode after resolving links and '..'), or the same
 // normalised absolute path where b does not exist yet. Exposed for the apps' own checks.
