@@ -358,6 +358,7 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
   // gemm-mpi), on rank 0, started at the model's split once a transform ran by the model (the
   // first one's speeds may be the policy's start values).
   std::unique_ptr<apps::mpi::RankDtps> dtps;
+  const std::vector<double> hosts = apps::mpi::all_hosts();  // nodes apart need not be probed alone
   for (int r = 0; r < o.repeat; ++r) {
     lwt::set_unit_ranks(owner);
     for (int k = 0; k < plan.units() && local && !apps::kSimulated; ++k)
@@ -407,7 +408,7 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
       if (shares == Options::Shares::Dtps && r >= 1) {  // after a transform measured the speeds
         std::vector<double> count(std::size_t(ranks), 0.0);
         for (const int q : owner) ++count[std::size_t(q)];
-        dtps = std::make_unique<apps::mpi::RankDtps>(ranks, count);
+        dtps = std::make_unique<apps::mpi::RankDtps>(ranks, count, sched::DtpsConfig{}, hosts);
       }
     }
   }

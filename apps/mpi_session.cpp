@@ -1,10 +1,12 @@
 #include "apps/mpi_session.hpp"
 
 #include <mpi.h>
+#include <unistd.h>
 #include <starpu_mpi.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -122,6 +124,18 @@ void broadcast(std::string& s) {
   broadcast(chars);
   s.assign(chars.size(), '\0');
   for (std::size_t i = 0; i < chars.size(); ++i) s[i] = static_cast<char>(static_cast<unsigned char>(chars[i]));
+}
+
+std::vector<double> all_hosts() {
+#ifdef STARPU_SIMGRID
+  return all_gather({double(starpu_mpi_world_rank())});
+#else
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) std::strcpy(name, "?");
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a, kept to 52 bits: exact in a double
+  for (const char* c = name; *c; ++c) h = (h ^ static_cast<unsigned char>(*c)) * 1099511628211ull;
+  return all_gather({double(h & ((std::uint64_t(1) << 52) - 1))});
+#endif
 }
 
 int exit_status(int status) {

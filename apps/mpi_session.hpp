@@ -24,6 +24,9 @@ void shutdown();  // StarPU-MPI, then MPI
 std::vector<double> all_gather(const std::vector<double>& mine);
 void broadcast(std::vector<double>& v);
 void broadcast(std::string& s);  // rank 0's (a file name: a few numbers' worth)
+// Every rank's host, in rank order (collective): ranks with the same id share a host's memory.
+// Under SMPI each rank simulates a node of its own.
+std::vector<double> all_hosts();
 // Whether this process is rank 0, from the launcher's environment: usable before MPI starts,
 // so that a usage error is printed once, not once per rank.
 bool is_rank_zero();

@@ -33,12 +33,18 @@ class RankDtps {
 
   // A tree over `ranks` ranks. `start`: each rank's starting work (any unit; e.g. the model's
   // split), each node's alpha the first half's part of the node's; empty (or a node's all 0):
-  // in proportion to the ranks' counts, so that every rank starts with 1 / ranks.
-  explicit RankDtps(int ranks, const std::vector<double>& start = {}, sched::DtpsConfig config = {})
-      : ranks_(ranks) {
+  // in proportion to the ranks' counts, so that every rank starts with 1 / ranks. `hosts`:
+  // each rank's host (any id; empty: unknown): a node whose halves share no host has
+  // independent classes (sched::DtpsConfig), one whose halves share a host's memory has not.
+  explicit RankDtps(int ranks, const std::vector<double>& start = {}, sched::DtpsConfig config = {},
+                    const std::vector<double>& hosts = {})
+      : ranks_(ranks), hosts_(hosts) {
     if (ranks < 1) throw std::invalid_argument("RankDtps needs at least 1 rank");
     if (!start.empty() && start.size() != std::size_t(ranks))
       throw std::invalid_argument("RankDtps: " + std::to_string(start.size()) + " start shares for " +
+                                  std::to_string(ranks) + " ranks");
+    if (!hosts.empty() && hosts.size() != std::size_t(ranks))
+      throw std::invalid_argument("RankDtps: " + std::to_string(hosts.size()) + " hosts for " +
                                   std::to_string(ranks) + " ranks");
     build(0, ranks, start, config);
   }
@@ -133,12 +139,24 @@ class RankDtps {
       if (r < mid) first += w;
     }
     const double alpha = all > 0 ? first / all : double(mid - lo) / double(hi - lo);
-    nodes_.push_back(Node{lo, mid, hi, sched::DtpsController(config, sched::DtpsState{alpha, 0.0, 0})});
+    sched::DtpsConfig mine = config;
+    mine.independent_classes = config.independent_classes || share_no_host(lo, mid, hi);
+    nodes_.push_back(Node{lo, mid, hi, sched::DtpsController(mine, sched::DtpsState{alpha, 0.0, 0})});
     build(lo, mid, start, config);
     build(mid, hi, start, config);
   }
 
+  // Whether no rank of [lo, mid) is on a host of [mid, hi) (false where hosts are unknown).
+  bool share_no_host(int lo, int mid, int hi) const {
+    if (hosts_.empty()) return false;
+    for (int a = lo; a < mid; ++a)
+      for (int b = mid; b < hi; ++b)
+        if (hosts_[std::size_t(a)] == hosts_[std::size_t(b)]) return false;
+    return true;
+  }
+
   int ranks_;
+  std::vector<double> hosts_;
   std::vector<Node> nodes_;
 };
 

@@ -299,6 +299,9 @@ bool DtpsController::guard_batch(double t_cpu, double t_gpu, double realised, do
   if (g.coruns < kCorunsBeforeProbe || !settled || !(t_cpu > 0 && t_gpu > 0)) return false;
   // The faster class: the more work per unit of its busy time.
   const bool gpu_faster = (1.0 - realised) / t_gpu >= realised / t_cpu;
+  // Independent classes: alone, the faster one would take its time over its share.
+  const double alone_ms = gpu_faster ? t_gpu / (1.0 - realised) : t_cpu / realised;
+  if (config_.independent_classes && alone_ms > std::fmax(t_cpu, t_gpu) * (1.0 + kGuardMargin)) return false;
   return set(gpu_faster ? lo : hi, DtpsCase::Probe, "no single-class batch measured yet: the faster class alone");
 }
 

@@ -51,6 +51,10 @@ struct DtpsConfig {
   double min_share = 0.001;    // alpha kept in [min_share, 1 - min_share]; (0, 0.5)
   int max_iterations = 30;     // bound on the inner iterations of cases (2) and (3); >= 1
   double initial_alpha = 0.5;  // alpha of a job kind never seen; [0, 1], clamped as above
+  // The classes share no resource (the nodes of an MPI job, no rank of one on a host of the
+  // other's): one class alone runs no faster than at its co-run rate, so the makespan guard
+  // tries it alone only where that rate could beat the co-run (within kGuardMargin).
+  bool independent_classes = false;
 };
 
 // Throws std::invalid_argument naming the first bad field.

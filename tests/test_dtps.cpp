@@ -664,6 +664,21 @@ TEST(Guard, ProbesTheFasterClassAloneAfterTwoCoRuns) {
   EXPECT_DOUBLE_EQ(cpu.alpha(), 1 - kLo) << "here the CPU class is the faster one";
 }
 
+// Classes that share nothing (the nodes of an MPI job): the faster one alone would take its
+// time over its share, so it is tried alone only where that could beat the co-run.
+TEST(Guard, IndependentClassesAreProbedOnlyWhereAloneCouldWin) {
+  DtpsConfig apart;
+  apart.independent_classes = true;
+  DtpsController even(apart, DtpsState{0.5, 0, 0});  // two like nodes: alone would take 20
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(even.end_batch(10, 10, 0.5, 1.0).kind, DtpsCase::Balanced) << "batch " << i;
+  EXPECT_DOUBLE_EQ(even.alpha(), 0.5);
+  DtpsController small(apart, DtpsState{0.02, 0, 0});  // a node doing 2% in the same time
+  small.end_batch(10, 10, 0.02, 1.0);
+  const DtpsUpdate u = small.end_batch(10, 10, 0.02, 1.0);  // alone 10 / 0.98 = 10.2, within the margin
+  EXPECT_EQ(u.kind, DtpsCase::Probe) << u.reason;
+  EXPECT_DOUBLE_EQ(small.alpha(), kLo);
+}
+
 TEST(Guard, CoRunningSlowerThanOneClassAloneEndsAlone) {
   DtpsController c(DtpsConfig{}, DtpsState{0.3, 0, 0});
   c.end_batch(10, 10, 0.3, 1.0);

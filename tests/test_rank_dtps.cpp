@@ -108,3 +108,17 @@ TEST(RankDtps, ANodeWithoutWorkIsSkipped) {
 }
 
 }  // namespace
+
+// A node whose halves share no host has independent classes (its guard probes one half alone
+// only where that could win); one whose halves share a host's memory has not.
+TEST(RankDtps, HalvesOnDifferentHostsAreIndependent) {
+  const RankDtps apart(4, {}, sched::DtpsConfig{}, {1, 2, 3, 4});
+  for (std::size_t n = 0; n < apart.nodes(); ++n) EXPECT_TRUE(apart.controller(n).config().independent_classes) << n;
+  const RankDtps paired(4, {}, sched::DtpsConfig{}, {7, 7, 9, 9});  // ranks 0-1 on one host, 2-3 on another
+  EXPECT_TRUE(paired.controller(0).config().independent_classes) << "0-1 against 2-3: no host in both";
+  EXPECT_FALSE(paired.controller(1).config().independent_classes) << "rank 0 against rank 1: one host";
+  EXPECT_FALSE(paired.controller(2).config().independent_classes);
+  const RankDtps unknown(2);
+  EXPECT_FALSE(unknown.controller(0).config().independent_classes);
+  EXPECT_THROW(RankDtps(2, {}, sched::DtpsConfig{}, {1.0}), std::invalid_argument);
+}
