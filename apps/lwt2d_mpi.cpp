@@ -43,14 +43,15 @@ using apps::parse_positive;
 
 const char* const kUsage =
     "usage: mpirun -np R lwt2d-mpi forward --in X.npy --out C.npy [--levels N] [--units U] [--repeat N]\n"
-    "                                      [--shares dtps|model|even] [--gather]\n"
+    "                                      [--shares dtps|model|even] [--gather|--scatter]\n"
     "       mpirun -np R lwt2d-mpi inverse --in C.npy --out Y.npy [the same options]\n"
     "  The transform of `lwt2d forward` / `inverse` over R ranks: rank 0 checks the input and makes the\n"
     "  output file, the data units (default: 4 a rank, at least 8) are spread over the ranks in contiguous\n"
     "  groups, each rank reads its own units' rows of the input and writes its units' rows of the output\n"
     "  into the one file (where a rank cannot, rank 0 sends it its strips, or gathers its results), and\n"
     "  halos cross between neighbouring ranks. --gather: rank 0 gathers every result and writes the file\n"
-    "  alone. The file appears under its name only once complete. Every rank needs a unit: R ranks need R units, which\n"
+    "  alone, the default where every rank is on one host (--scatter: write the ranks' rows there too).\n"
+    "  The file appears under its name only once complete. Every rank needs a unit: R ranks need R units, which\n"
     "  the height and levels must allow (seed 002 eq. 6.8). --repeat runs the transform N times (the\n"
     "  median of all but the first is the RESULT). The first run gives each rank as many contiguous units;\n"
     "  --shares model: each later run gives them by the ranks' speeds under our policy in the one before,\n"
@@ -72,7 +73,7 @@ struct Options {
   std::string command, in, out;
   int levels = 4, units = 0, repeat = 1;
   int rows = 0, cols = 0;  // --size, in simulation
-  bool gather = false;
+  bool gather = false, scatter = false;
   enum class Shares { Default, Model, Dtps, Even } shares = Shares::Default;
 };
 
@@ -90,6 +91,7 @@ Options parse(int argc, char** argv) {
     apps::value_flag("--units", [&](V v) { o.units = parse_positive("--units", v); }),
     apps::value_flag("--repeat", [&](V v) { o.repeat = parse_positive("--repeat", v); }),
     apps::switch_flag("--gather", o.gather),
+    apps::switch_flag("--scatter", o.scatter),
     apps::value_flag("--shares", [&](V v) {
       if (v != "model" && v != "even" && v != "dtps")
         throw UsageError("--shares must be dtps, model or even, got '" + v + "'");
@@ -106,6 +108,7 @@ Options parse(int argc, char** argv) {
   }
   if (o.in.empty() || o.out.empty()) throw UsageError(o.command + " needs --in and --out");
   if (o.in == o.out) throw UsageError("--out must not be the input file");
+  if (o.gather && o.scatter) throw UsageError("--gather and --scatter exclude each other");
   return o;
 }
 
@@ -313,9 +316,14 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
   // rank 0 makes (io::NpyParts), unless --gather, or a rank cannot open that file (then rank 0
   // gathers them all, as with --gather). In simulation nothing is written, and nothing gathered
   // unless --gather.
+  // Ranks all on one host gather by default: there the copy home crosses no network, and
+  // DTPS's times are when results reached rank 0 (each rank's own completion misjudges a rank
+  // whose neighbours' halos held it: tests/mpi_lwt.sh's slowed third rank on 2 cores).
   std::unique_ptr<io::NpyParts> parts;  // rank 0's
   std::unique_ptr<io::NpyRows> writer;  // this rank's writer into it
-  bool scatter = ranks > 1 && !o.gather;
+  const std::vector<double> hosts = apps::mpi::all_hosts();  // nodes apart need not be probed alone
+  const bool one_host = std::all_of(hosts.begin(), hosts.end(), [&](double h) { return h == hosts[0]; });
+  bool scatter = ranks > 1 && !o.gather && (o.scatter || !one_host);
   if (scatter && !apps::kSimulated) scatter = open_output(o, rank, shape, parts, writer);
   lwt::set_gather_output(!scatter);
   // Seed 002's layout: the input stays where its units run when every rank can read the file
@@ -358,7 +366,6 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
   // gemm-mpi), on rank 0, started at the model's split once a transform ran by the model (the
   // first one's speeds may be the policy's start values).
   std::unique_ptr<apps::mpi::RankDtps> dtps;
-  const std::vector<double> hosts = apps::mpi::all_hosts();  // nodes apart need not be probed alone
   for (int r = 0; r < o.repeat; ++r) {
     lwt::set_unit_ranks(owner);
     for (int k = 0; k < plan.units() && local && !apps::kSimulated; ++k)

@@ -35,13 +35,15 @@ expect_same() {
 for np in 1 2 3 4; do expect_same "300 x 200, 3 levels, 8 units" "$np" "$dir/even.npy" 3 8; done
 expect_same "299 x 131 (odd), 3 levels, 7 units" 3 "$dir/odd.npy" 3 7
 expect_same "299 x 131 (odd), 2 levels, 6 units" 4 "$dir/odd.npy" 2 6
-# The runs above wrote each rank's own rows into the one file; --gather, rank 0 writes it all.
-expect_same "299 x 131 (odd), 3 levels, 7 units, --gather" 3 "$dir/odd.npy" 3 7 --gather
+# The runs above gathered on rank 0 (ranks on one host); --scatter: each rank writes its own
+# rows (a forward's Mallat blocks) into the one file.
+for np in 2 3 4; do expect_same "300 x 200, 3 levels, 8 units, --scatter" "$np" "$dir/even.npy" 3 8 --scatter; done
+expect_same "299 x 131 (odd), 3 levels, 7 units, --scatter" 3 "$dir/odd.npy" 3 7 --scatter
 # A rank that cannot open the file rank 0 makes (here: another working folder, the output named
 # relatively) says so in one note, and rank 0 gathers: the same bytes.
 mkdir -p "$dir/elsewhere"
-timeout -k 5 120 "$MPIEXEC" -np 1 -wdir "$dir" "$BIN" forward --in "$dir/odd.npy" --out rel.npy --levels 3 --units 7 : \
-  -np 1 -wdir "$dir/elsewhere" "$BIN" forward --in "$dir/odd.npy" --out rel.npy --levels 3 --units 7 \
+timeout -k 5 120 "$MPIEXEC" -np 1 -wdir "$dir" "$BIN" forward --in "$dir/odd.npy" --out rel.npy --levels 3 --units 7 --scatter : \
+  -np 1 -wdir "$dir/elsewhere" "$BIN" forward --in "$dir/odd.npy" --out rel.npy --levels 3 --units 7 --scatter \
   >"$dir/out.txt" 2>"$dir/err.txt"; rc=$?
 "$LWT2D" forward --in "$dir/odd.npy" --out "$dir/one-rel.npy" --levels 3 --units 7 >/dev/null 2>&1
 notes=$(grep -c '^lwt2d-mpi: note: rank 1 cannot write into the output' "$dir/err.txt")
@@ -50,9 +52,9 @@ if [[ $rc -eq 0 && $notes -eq 1 && ! -e $dir/elsewhere/rel.npy ]] && cmp -s "$di
 else fail "rank 1 cannot open the output: exit $rc, $notes notes:"; cat "$dir/out.txt" "$dir/err.txt"; fi
 # A rank whose writes fail (files limited to 1 KiB on rank 1): one line, status 2, no file under
 # the output's name and no temporary left.
-timeout -k 5 120 "$MPIEXEC" -np 1 "$BIN" forward --in "$dir/even.npy" --out "$dir/limited.npy" --levels 3 --units 8 : \
-  -np 1 bash -c "trap '' XFSZ; ulimit -f 1; exec \"\$0\" \"\$@\"" "$BIN" forward --in "$dir/even.npy" \
-  --out "$dir/limited.npy" --levels 3 --units 8 >"$dir/out.txt" 2>"$dir/err.txt"; rc=$?
+timeout -k 5 120 "$MPIEXEC" -np 1 "$BIN" forward --in "$dir/even.npy" --out "$dir/limited.npy" --levels 3 --units 8 \
+  --scatter : -np 1 bash -c "trap '' XFSZ; ulimit -f 1; exec \"\$0\" \"\$@\"" "$BIN" forward --in "$dir/even.npy" \
+  --out "$dir/limited.npy" --levels 3 --units 8 --scatter >"$dir/out.txt" 2>"$dir/err.txt"; rc=$?
 lines=$(grep -c '^lwt2d-mpi: ' "$dir/err.txt")
 left=$(ls "$dir" | grep -c '^limited\.npy')
 if [[ $rc -eq 2 && $lines -eq 1 && $left -eq 0 ]]; then pass "a rank's writes fail: exit 2, $(grep '^lwt2d-mpi: ' "$dir/err.txt")"
@@ -143,6 +145,7 @@ expect_fail "missing input" 2 forward --in "$dir/none.npy" --out "$dir/bad.npy"
 expect_fail "unknown command" 2 transform --in "$dir/even.npy" --out "$dir/bad.npy"
 expect_fail "output over the input" 2 forward --in "$dir/even.npy" --out "$dir/even.npy"
 expect_fail "bad shares" 2 forward --in "$dir/even.npy" --out "$dir/bad.npy" --shares cyclic
+expect_fail "--gather and --scatter" 2 forward --in "$dir/even.npy" --out "$dir/bad.npy" --gather --scatter
 
 # No run left a temporary beside its output.
 tmps=$(ls "$dir" "$dir/elsewhere" | grep -c '\.tmp-')
