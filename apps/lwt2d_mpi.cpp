@@ -3,12 +3,13 @@
 //   mpirun -np R lwt2d-mpi forward --in X.npy --out C.npy [--levels N] [--units U]
 //   mpirun -np R lwt2d-mpi inverse --in C.npy --out Y.npy [--levels N] [--units U]
 // Rank 0 checks the input and makes the output file (the formats of `lwt2d forward`/`inverse`:
-// the coefficients in the standard Mallat layout), into which each rank writes the rows of its
-// own units' results (--gather: rank 0 writes them all). The image's data units, horizontal strips, are
+// the coefficients in the standard Mallat layout); rank 0 gathers the results and writes them
+// where every rank is on one host (--gather), and each rank writes its own units' rows into the
+// one file where the ranks are on several hosts (--scatter). The image's data units, horizontal strips, are
 // spread over the ranks in contiguous groups (unit k on rank k R / U); the input is read by
 // each rank for its own units where it can read the file (else rank 0 sends the strips):
-// the 4-row halos between neighbouring units of different ranks cross (and, with --gather,
-// the coefficients on their way to rank 0), through StarPU-MPI, and each rank's
+// the 4-row halos between neighbouring units of different ranks cross (and, gathered, the
+// coefficients on their way to rank 0), through StarPU-MPI, and each rank's
 // workers run its units under the policy STARPU_SCHED names (ours by default). On CPU workers
 // the output equals one process's (`lwt2d forward --units U`) bit for bit: each unit's tasks
 // do the same arithmetic wherever they run.
@@ -57,7 +58,7 @@ const char* const kUsage =
     "  --shares model: each later run gives them by the ranks' speeds under our policy in the one before,\n"
     "  each unit to the rank that would finish first (a rank too slow for one unit gets none); dtps (the\n"
     "  default with 2 ranks or more): two runs by the model, then seed 001's DTPS corrects the ranks'\n"
-    "  shares from when each rank's results were complete (--gather: reached rank 0), halos included: with 2 ranks\n"
+    "  shares from when each rank's results were complete (gathered: reached rank 0), halos included: with 2 ranks\n"
     "  between rank 0 and rank 1, one line a run\n"
     "    dtps: rank 0 T0 ms for N0 units, rank 1 T1 ms for N1, m M (CASE), rank 0's share A -> B\n"
     "  and with R > 2 by halves, one line each: first all ranks (3: rank 0 against ranks 1-2), then\n"
@@ -101,6 +102,7 @@ Options parse(int argc, char** argv) {
   if (apps::kSimulated)
     flags.push_back(apps::value_flag("--size", [&](V v) { std::tie(o.rows, o.cols) = apps::parse_size("--size", v); }));
   apps::parse_flags(argc, argv, 2, flags, o.command);
+  if (o.gather && o.scatter) throw UsageError("--gather and --scatter exclude each other");
   if (apps::kSimulated) {
     if (o.rows == 0 || !o.in.empty() || !o.out.empty())
       throw UsageError("in simulation no data is computed: give --size S or RxC, not --in and --out");
@@ -108,7 +110,6 @@ Options parse(int argc, char** argv) {
   }
   if (o.in.empty() || o.out.empty()) throw UsageError(o.command + " needs --in and --out");
   if (o.in == o.out) throw UsageError("--out must not be the input file");
-  if (o.gather && o.scatter) throw UsageError("--gather and --scatter exclude each other");
   return o;
 }
 
@@ -219,8 +220,8 @@ bool open_output(const Options& o, int rank, const int shape[2], std::unique_ptr
 
 // This rank's units' results (`out`: their rows, in the units' layout) into the output file,
 // in its layout (a forward's in the Mallat layout: each unit's coefficients are blocks at every
-// level, lwt::Plan::unit_mallat_blocks); then, once every rank has written, rank 0 puts the file in place. A rank whose writes
-// fail says why (the lowest such rank, once) and every rank ends with status 2, the file never
+// level, lwt::Plan::unit_mallat_blocks); then, once every rank has written, rank 0 puts the
+// file in place. A rank whose writes fail says why (the lowest such rank, once) and every rank ends with status 2, the file never
 // in place. Returns 0 or that status (collective).
 int write_own_rows(const Options& o, const lwt::Plan& plan, const std::vector<int>& owner, int rank, const float* out,
                    io::NpyRows& rows, io::NpyParts* parts) {
