@@ -270,6 +270,7 @@ void enqueue(Policy& p, starpu_task* task, CodeletState& c, unsigned ctx, int w,
 int push(starpu_task* task) {
   const unsigned ctx = task->sched_ctx;
   Policy* p = policy_of(ctx);
+  Timed timed(*p, Policy::kPush);
   try {
     const double now = now_us();
     p->batch.pending.fetch_add(1);
@@ -477,6 +478,7 @@ starpu_task* pop(unsigned ctx) {
   try {
     const double now = now_us();
     if (s.nqueued.load(std::memory_order_relaxed) == 0) {
+      Timed timed(*p, Policy::kPop);
       starpu_task* task = nullptr;
       if (s.member && p->rebalance) task = take_from_busiest(*p, ctx, w, now);
       if (task) return task;
@@ -517,6 +519,7 @@ starpu_task* pop(unsigned ctx) {
       }
       return nullptr;
     }
+    Timed timed(*p, Policy::kPopTask);
     QueuedTask q;
     {
       QueueLock g(s.queue_mutex);
@@ -536,6 +539,7 @@ starpu_task* pop(unsigned ctx) {
 void pre_exec(starpu_task* task, unsigned ctx) {
   if (!task->sched_data) return;  // not pushed through us (a task given to a worker directly)
   Policy* p = policy_of(ctx);
+  Timed timed(*p, Policy::kPreExec);
   const int w = starpu_worker_get_id_check();
   WorkerSlot& s = p->workers[std::size_t(w)];
   const double now = now_us();
@@ -569,6 +573,7 @@ void record_cost(Policy& p, CodeletState& c, int w, const Running& r, double dt)
 void post_exec(starpu_task* task, unsigned ctx) {
   if (!task->sched_data) return;
   Policy* p = policy_of(ctx);
+  Timed timed(*p, Policy::kPostExec);
   const int w = starpu_worker_get_id_check();
   WorkerSlot& s = p->workers[std::size_t(w)];
   try {

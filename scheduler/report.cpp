@@ -82,6 +82,16 @@ void summary(Policy& p) {
                  source_name(p.probe->um_source(w)));
   }
   p.codelets.each([&](CodeletState& c) { codelet(p, c); });
+  // Host time in our callbacks, real time even in simulation: what the policy itself costs.
+  static const char* const names[] = {"push", "idle pop", "pop", "pre_exec", "post_exec"};
+  std::string spent;
+  for (int k = 0; k < Policy::kCallbacks; ++k) {
+    const long n = p.spent[k].calls.load(), ns = p.spent[k].ns.load();
+    char b[96];
+    std::snprintf(b, sizeof b, "%s %s %ld x %.2f us", k ? "," : "", names[k], n, n ? double(ns) * 1e-3 / double(n) : 0.0);
+    spent += b;
+  }
+  std::fprintf(stderr, "  host time in callbacks:%s\n", spent.c_str());
   for (const std::string& line : p.log) std::fprintf(stderr, "  %s\n", line.c_str());
   if (uses_dtps(p))
     for (const std::string& k : p.dtps.kinds())

@@ -10,6 +10,7 @@
 #include <array>
 #include <atomic>
 #include <cctype>
+#include <chrono>
 #include <climits>
 #include <cmath>
 #include <cstdint>
@@ -348,6 +349,30 @@ struct Policy {
   std::atomic<int> running_in_class[2] = {0, 0};  // emulation only: `running` entries, CPU / GPU class
   std::vector<std::string> log;  // summary lines, under batch_mutex
   std::string last_dtps;         // the controller's last decision, under batch_mutex
+  // Host time spent in our callbacks (the summary's overhead line): a push runs on the thread
+  // that released the task, often a GPU's own, so its cost delays that GPU's next launch.
+  enum Callback { kPush, kPop, kPopTask, kPreExec, kPostExec, kCallbacks };
+  struct Spent {
+    std::atomic<long> calls{0}, ns{0};
+  } spent[kCallbacks];
+};
+
+// Adds the real (not simulated) time from its construction to its destruction to one callback's
+// account.
+class Timed {
+ public:
+  Timed(Policy& p, Policy::Callback c) : s_(p.spent[c]), t0_(std::chrono::steady_clock::now()) {}
+  ~Timed() {
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0_).count();
+    s_.calls.fetch_add(1, std::memory_order_relaxed);
+    s_.ns.fetch_add(long(ns), std::memory_order_relaxed);
+  }
+  Timed(const Timed&) = delete;
+  Timed& operator=(const Timed&) = delete;
+
+ private:
+  Policy::Spent& s_;
+  std::chrono::steady_clock::time_point t0_;
 };
 
 // The open batch's split by units (dtps_dispatch.hpp).

@@ -26,6 +26,8 @@ struct Event {
   int name;  // index into the recording worker's name table
   int worker, unit, level;
   double start_us, end_us;
+  double pushed_us;           // when the policy's push began (StarPU's profiling): the task was ready
+  double push_us, fetch_us;   // the push's own time; the worker's wait for the task's data
   long long bytes_in;  // < 0: unknown
 };
 
@@ -133,6 +135,10 @@ void post_exec_hook(starpu_task* task, unsigned ctx) {
     e.worker = p->workerid;
     e.start_us = starpu_timing_timespec_to_us(const_cast<timespec*>(&p->start_time));
     e.end_us = starpu_timing_timespec_to_us(const_cast<timespec*>(&p->end_time));
+    const auto us = [](const timespec& t) { return starpu_timing_timespec_to_us(const_cast<timespec*>(&t)); };
+    e.pushed_us = us(p->push_start_time);
+    e.push_us = us(p->push_end_time) - e.pushed_us;
+    e.fetch_us = us(p->acquire_data_end_time) - us(p->acquire_data_start_time);
     e.unit = e.level = -1;
     if (describer) describer(task, &e.unit, &e.level);
     e.bytes_in = -1;
@@ -209,7 +215,9 @@ void write() {
       const char* sep = "";
       if (e.unit >= 0) std::fprintf(f, "\"unit\":%d", e.unit), sep = ",";
       if (e.level >= 0) std::fprintf(f, "%s\"level\":%d", sep, e.level), sep = ",";
-      if (e.bytes_in >= 0) std::fprintf(f, "%s\"bytes_in\":%lld", sep, e.bytes_in);
+      if (e.bytes_in >= 0) std::fprintf(f, "%s\"bytes_in\":%lld", sep, e.bytes_in), sep = ",";
+      // Ready (pushed) to start: the wait in the policy's queue and for the data.
+      std::fprintf(f, "%s\"pushed_us\":%.3f,\"push_us\":%.3f,\"fetch_us\":%.3f", sep, e.pushed_us, e.push_us, e.fetch_us);
       std::fputs("}}", f);
     }
   });
