@@ -5,12 +5,17 @@ the program and the makespan.
 
   bench/gantt.py TRACE.json [--out PNG] [--run all|median|NAME] [--cut OUT.json]
   bench/gantt.py --sheet A.json B.json ... --out SHEET.png [--run ...]
+  bench/gantt.py --stats TRACE.json ... [--run ...]
 
 --run: the window drawn. `all` (default where the trace has no timed run): every task; `median`
 (default otherwise): the timed run (a "runs" span of category "run", as the apps mark them) of
 median duration; NAME: the span of that name ("forward 3"). Time is in ms from the window's start.
 --cut writes the window's tasks as a trace of their own. --sheet puts one chart per trace one
 above the other on one time axis (the longest window's).
+--stats draws nothing: per worker of the window, its tasks, busy time (the union of its tasks'
+spans), idle gaps between its first start and last end, and the medians and sums of what a task
+waited for: its push's own time (push_us), ready to start (ts - pushed_us: the queue and the
+data) and the data alone (fetch_us), from the trace's task fields where it has them.
 """
 import argparse
 import json
@@ -153,6 +158,40 @@ def plot(traces, run, out):
     return chosen
 
 
+def stats(trace, run):
+    """The --stats table of one trace's window, as lines."""
+    import statistics
+    label, t0, t1 = trace.window(run)
+    tasks = trace.tasks_in(t0, t1) if label != "all tasks" else trace.tasks
+    lines = [f"{trace.path}: {trace.meta.get('program', '?')} under {trace.meta.get('policy', '?')}, {label}, "
+             f"{len(tasks)} tasks"]
+    lines.append(f"  {'worker':<32} {'tasks':>6} {'busy ms':>9} {'gaps ms':>9} {'push us':>15} "
+                 f"{'ready->start us':>17} {'data us':>15}")
+
+    def med_sum(xs):
+        return f"{statistics.median(xs):7.1f} {sum(xs) / 1e3:6.2f}ms" if xs else f"{'-':>15}"
+
+    for tid in trace.workers:
+        mine = sorted((e for e in tasks if e["tid"] == tid), key=lambda e: e["ts"])
+        if not mine:
+            continue
+        busy = gaps = 0.0
+        end = None
+        for e in mine:
+            s, f = e["ts"], e["ts"] + e["dur"]
+            if end is not None and s > end:
+                gaps += s - end
+            busy += f - s if end is None else max(0.0, f - max(s, end))
+            end = f if end is None else max(end, f)
+        args = [e.get("args", {}) for e in mine]
+        push = [a["push_us"] for a in args if "push_us" in a]
+        ready = [e["ts"] - e["args"]["pushed_us"] for e in mine if "pushed_us" in e.get("args", {})]
+        fetch = [a["fetch_us"] for a in args if "fetch_us" in a]
+        lines.append(f"  {trace.names.get(tid, str(tid))[:32]:<32} {len(mine):>6} {busy / 1e3:>9.2f} {gaps / 1e3:>9.2f} "
+                     f"{med_sum(push):>15} {med_sum(ready):>17} {med_sum(fetch):>15}")
+    return lines
+
+
 def main(argv):
     ap = argparse.ArgumentParser(prog="gantt.py", description=__doc__.splitlines()[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
@@ -161,6 +200,7 @@ def main(argv):
     ap.add_argument("--out", metavar="PNG", help="the chart (default: TRACE.png)")
     ap.add_argument("--run", metavar="all|median|NAME", help="the window drawn (default median where runs are marked)")
     ap.add_argument("--cut", metavar="OUT.json", help="write the window's tasks as a trace")
+    ap.add_argument("--stats", action="store_true", help="print each worker's busy time, gaps and waits; draw nothing")
     a = ap.parse_args(argv)
     paths = (a.sheet or []) + a.traces
     if not paths:
@@ -170,8 +210,14 @@ def main(argv):
     for p in paths:
         if not os.path.isfile(p):
             die(f"{p}: no such file")
-    out = a.out or (os.path.splitext(paths[0])[0] + ".png")
     traces = [Trace(p) for p in paths]
+    if a.stats:
+        if a.cut or a.out or a.sheet:
+            die("--stats draws nothing: no --out, --cut or --sheet")
+        for tr in traces:
+            print("\n".join(stats(tr, a.run)))
+        return 0
+    out = a.out or (os.path.splitext(paths[0])[0] + ".png")
     chosen = plot(traces, a.run, out)
     if a.cut:
         tr, label, tasks, _, _ = chosen[0]

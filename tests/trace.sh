@@ -56,6 +56,15 @@ if "$PY" "$GANTT" --sheet "$dir/fnn-dtps.json" "$dir/dmdas.json" --out "$dir/she
   check "gantt.py --sheet draws two charts" png "$dir/sheet.png" 800 300
 else fail "gantt.py --sheet"; fi
 
+# --stats: a row per worker that ran tasks, the rows' tasks adding up to the trace's, every task's
+# push, ready and data times present (the policy's push and StarPU's profiling fill them).
+if st=$("$PY" "$GANTT" --stats "$dir/fnn-dtps.json" --run all); then
+  want=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["otherData"]["tasks"])' "$dir/fnn-dtps.json")
+  got=$(awk 'NR > 2 { n += $(NF - 8) } END { print n + 0 }' <<<"$st")
+  if [[ $got == "$want" && $(grep -c -- ' - ' <<<"$st") == 0 ]]; then pass "gantt.py --stats: $got of $want tasks, every wait known"
+  else fail "gantt.py --stats: $got of $want tasks"; echo "$st"; fi
+else fail "gantt.py --stats"; fi
+
 # A trace that cannot be written: one line, status 2, before any work.
 for bad in "--trace $dir/missing/t.json" "--trace $dir"; do
   "$LWT2D" forward --in "$dir/s.npy" --out "$dir/c2.npy" --levels 3 $bad >"$dir/out.txt" 2>"$dir/err.txt"
