@@ -43,6 +43,7 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <ctime>
 #include <string>
 #include <vector>
@@ -270,7 +271,10 @@ void enqueue(Policy& p, starpu_task* task, CodeletState& c, unsigned ctx, int w,
 int push(starpu_task* task) {
   const unsigned ctx = task->sched_ctx;
   Policy* p = policy_of(ctx);
-  Timed timed(*p, Policy::kPush);
+  const int self = starpu_worker_get_id();  // -1: the application's thread
+  std::optional<Timed> timed;
+  if (self >= 0) timed.emplace(p->workers[std::size_t(self)].spent[kPush]);
+  else timed.emplace(p->app_spent);
   try {
     const double now = now_us();
     p->batch.pending.fetch_add(1);
@@ -308,7 +312,6 @@ int push(starpu_task* task) {
         least_gpu_transfer = std::min(least_gpu_transfer, tr);
       }
     }
-    const int self = starpu_worker_get_id();  // -1: the application's thread
     // DTPS's class for a task of a batch of different weights; the other class only where
     // none of that one can run it.
     int only = uses_dtps(*p) && task->flops > 0 ? dispatch_class(c, task, work) : -1;
@@ -478,7 +481,7 @@ starpu_task* pop(unsigned ctx) {
   try {
     const double now = now_us();
     if (s.nqueued.load(std::memory_order_relaxed) == 0) {
-      Timed timed(*p, Policy::kPop);
+      Timed timed(s.spent[kIdlePop]);
       starpu_task* task = nullptr;
       if (s.member && p->rebalance) task = take_from_busiest(*p, ctx, w, now);
       if (task) return task;
@@ -519,7 +522,7 @@ starpu_task* pop(unsigned ctx) {
       }
       return nullptr;
     }
-    Timed timed(*p, Policy::kPopTask);
+    Timed timed(s.spent[kPop]);
     QueuedTask q;
     {
       QueueLock g(s.queue_mutex);
@@ -539,9 +542,9 @@ starpu_task* pop(unsigned ctx) {
 void pre_exec(starpu_task* task, unsigned ctx) {
   if (!task->sched_data) return;  // not pushed through us (a task given to a worker directly)
   Policy* p = policy_of(ctx);
-  Timed timed(*p, Policy::kPreExec);
   const int w = starpu_worker_get_id_check();
   WorkerSlot& s = p->workers[std::size_t(w)];
+  Timed timed(s.spent[kPreExec]);
   const double now = now_us();
   auto* c = static_cast<CodeletState*>(task->sched_data);
   // The features at its start, as last sampled (sample_features): no probing on this thread.
@@ -573,9 +576,9 @@ void record_cost(Policy& p, CodeletState& c, int w, const Running& r, double dt)
 void post_exec(starpu_task* task, unsigned ctx) {
   if (!task->sched_data) return;
   Policy* p = policy_of(ctx);
-  Timed timed(*p, Policy::kPostExec);
   const int w = starpu_worker_get_id_check();
   WorkerSlot& s = p->workers[std::size_t(w)];
+  Timed timed(s.spent[kPostExec]);
   try {
     auto it = std::find_if(s.running.begin(), s.running.end(), [&](const Running& r) { return r.task == task; });
     if (it == s.running.end()) return;

@@ -83,12 +83,14 @@ void summary(Policy& p) {
   }
   p.codelets.each([&](CodeletState& c) { codelet(p, c); });
   // Host time in our callbacks, real time even in simulation: what the policy itself costs.
-  static const char* const names[] = {"push", "idle pop", "pop", "pre_exec", "post_exec"};
   std::string spent;
-  for (int k = 0; k < Policy::kCallbacks; ++k) {
-    const long n = p.spent[k].calls.load(), ns = p.spent[k].ns.load();
+  for (int k = 0; k < kCallbacks; ++k) {
+    Spent sum;
+    if (k == kPush) sum.calls = p.app_spent.calls.load(), sum.ns = p.app_spent.ns.load();
+    for (const WorkerSlot& s : p.workers) sum.calls += s.spent[std::size_t(k)].calls, sum.ns += s.spent[std::size_t(k)].ns;
     char b[96];
-    std::snprintf(b, sizeof b, "%s %s %ld x %.2f us", k ? "," : "", names[k], n, n ? double(ns) * 1e-3 / double(n) : 0.0);
+    std::snprintf(b, sizeof b, "%s %s %ld x %.2f us", k ? "," : "", kCallbackNames[k], sum.calls,
+                  sum.calls ? double(sum.ns) * 1e-3 / double(sum.calls) : 0.0);
     spent += b;
   }
   std::fprintf(stderr, "  host time in callbacks:%s\n", spent.c_str());

@@ -220,6 +220,17 @@ struct WorkerBatch {
   std::atomic<int> id{-1}, units{0};                   // units it keeps in batch `id` (UnitTable)
 };
 
+// Host time spent in our callbacks (the summary's overhead line): a push runs on the thread
+// that released the task, often a GPU's own, so its cost delays that GPU's next launch.
+enum Callback { kPush, kIdlePop, kPop, kPreExec, kPostExec, kCallbacks };
+constexpr const char* kCallbackNames[kCallbacks] = {"push", "idle pop", "pop", "pre_exec", "post_exec"};
+struct Spent {
+  long calls = 0, ns = 0;
+};
+struct SharedSpent {
+  std::atomic<long> calls{0}, ns{0};
+};
+
 struct WorkerSlot {
   // What every push reads, on cache lines of its own: the worker writes the rest at each of
   // its tasks, and a push's reads of a line the worker keeps writing would each miss.
@@ -246,6 +257,7 @@ struct WorkerSlot {
   double busy_us = 0, work = 0;
   WorkerSampling fnn;  // fnn_speeds.cpp
   WorkerBatch batch;   // batches.cpp, dtps_feedback.cpp
+  std::array<Spent, kCallbacks> spent;  // by its own thread; read at deinit
 };
 
 // After each change of s.queue, under s.queue_mutex: what pushes read without the lock.
@@ -349,29 +361,31 @@ struct Policy {
   std::atomic<int> running_in_class[2] = {0, 0};  // emulation only: `running` entries, CPU / GPU class
   std::vector<std::string> log;  // summary lines, under batch_mutex
   std::string last_dtps;         // the controller's last decision, under batch_mutex
-  // Host time spent in our callbacks (the summary's overhead line): a push runs on the thread
-  // that released the task, often a GPU's own, so its cost delays that GPU's next launch.
-  enum Callback { kPush, kPop, kPopTask, kPreExec, kPostExec, kCallbacks };
-  struct Spent {
-    std::atomic<long> calls{0}, ns{0};
-  } spent[kCallbacks];
+  // Pushes from threads that are no worker's (the program's, possibly several at once).
+  SharedSpent app_spent;
 };
 
 // Adds the real (not simulated) time from its construction to its destruction to one callback's
-// account.
+// account: a worker's own (only its thread writes it) or a shared one.
 class Timed {
  public:
-  Timed(Policy& p, Policy::Callback c) : s_(p.spent[c]), t0_(std::chrono::steady_clock::now()) {}
+  explicit Timed(Spent& own) : own_(&own), t0_(std::chrono::steady_clock::now()) {}
+  explicit Timed(SharedSpent& shared) : shared_(&shared), t0_(std::chrono::steady_clock::now()) {}
   ~Timed() {
-    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0_).count();
-    s_.calls.fetch_add(1, std::memory_order_relaxed);
-    s_.ns.fetch_add(long(ns), std::memory_order_relaxed);
+    const long ns = long(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0_).count());
+    if (own_) {
+      own_->calls += 1, own_->ns += ns;
+    } else {
+      shared_->calls.fetch_add(1, std::memory_order_relaxed);
+      shared_->ns.fetch_add(ns, std::memory_order_relaxed);
+    }
   }
   Timed(const Timed&) = delete;
   Timed& operator=(const Timed&) = delete;
 
  private:
-  Policy::Spent& s_;
+  Spent* own_ = nullptr;
+  SharedSpent* shared_ = nullptr;
   std::chrono::steady_clock::time_point t0_;
 };
 

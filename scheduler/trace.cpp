@@ -26,8 +26,9 @@ struct Event {
   int name;  // index into the recording worker's name table
   int worker, unit, level;
   double start_us, end_us;
-  double pushed_us;           // when the policy's push began (StarPU's profiling): the task was ready
-  double push_us, fetch_us;   // the push's own time; the worker's wait for the task's data
+  // From StarPU's profiling: when the policy's push began (the task was ready; < 0: never
+  // pushed, as a task given to a named worker), the push's own time, the wait for its data.
+  double pushed_us, push_us, fetch_us;
   long long bytes_in;  // < 0: unknown
 };
 
@@ -136,8 +137,9 @@ void post_exec_hook(starpu_task* task, unsigned ctx) {
     e.start_us = starpu_timing_timespec_to_us(const_cast<timespec*>(&p->start_time));
     e.end_us = starpu_timing_timespec_to_us(const_cast<timespec*>(&p->end_time));
     const auto us = [](const timespec& t) { return starpu_timing_timespec_to_us(const_cast<timespec*>(&t)); };
-    e.pushed_us = us(p->push_start_time);
-    e.push_us = us(p->push_end_time) - e.pushed_us;
+    const bool pushed = p->push_start_time.tv_sec != 0 || p->push_start_time.tv_nsec != 0;
+    e.pushed_us = pushed ? us(p->push_start_time) : -1;
+    e.push_us = pushed ? us(p->push_end_time) - e.pushed_us : 0;
     e.fetch_us = us(p->acquire_data_end_time) - us(p->acquire_data_start_time);
     e.unit = e.level = -1;
     if (describer) describer(task, &e.unit, &e.level);
@@ -216,8 +218,8 @@ void write() {
       if (e.unit >= 0) std::fprintf(f, "\"unit\":%d", e.unit), sep = ",";
       if (e.level >= 0) std::fprintf(f, "%s\"level\":%d", sep, e.level), sep = ",";
       if (e.bytes_in >= 0) std::fprintf(f, "%s\"bytes_in\":%lld", sep, e.bytes_in), sep = ",";
-      // Ready (pushed) to start: the wait in the policy's queue and for the data.
-      std::fprintf(f, "%s\"pushed_us\":%.3f,\"push_us\":%.3f,\"fetch_us\":%.3f", sep, e.pushed_us, e.push_us, e.fetch_us);
+      if (e.pushed_us >= 0) std::fprintf(f, "%s\"pushed_us\":%.3f,\"push_us\":%.3f", sep, e.pushed_us, e.push_us), sep = ",";
+      std::fprintf(f, "%s\"fetch_us\":%.3f", sep, e.fetch_us);
       std::fputs("}}", f);
     }
   });
