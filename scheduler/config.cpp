@@ -52,6 +52,7 @@ Config Config::from_env() {
   c.threshold = number("FNNDTPS_THRESHOLD", c.threshold, 0.0, 1e9);
   c.hidden = integer("FNNDTPS_HIDDEN", c.hidden, 1, 64);
   c.batch_gap_us = 1e3 * number("FNNDTPS_BATCH_GAP_MS", c.batch_gap_us / 1e3, 0.0, 1e6);
+  c.nap_us = number("FNNDTPS_IDLE_NAP_US", c.nap_us, 0.0, 1e6);
   c.summary = flag("FNNDTPS_SUMMARY", c.summary);
   c.verbose = flag("FNNDTPS_VERBOSE", c.verbose);
   c.save = flag("FNNDTPS_SAVE", c.save);

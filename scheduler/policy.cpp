@@ -27,9 +27,11 @@
 //   refresh speeds) and otherwise reads the speeds' atomics.
 // - Batches end under the batch mutex, which push takes only when a batch starts or ends, and
 //   then take no codelet's mutex; training takes a codelet's mutex, then the batch mutex.
-// - Wakes: none under non-blocking drivers (idle workers poll pop); otherwise the chosen
-//   worker, after the queue's unlock, by starpu_wake_worker_relax_light as eager does: a worker
-//   in its scheduling operation is told to stay awake instead of being waited for.
+// - Wakes: under blocking drivers the chosen worker, after the queue's unlock, by
+//   starpu_wake_worker_relax_light as eager does (a worker in its scheduling operation is told
+//   to stay awake instead of being waited for). Under non-blocking drivers idle workers poll
+//   pop, and a CPU worker long idle naps between polls on its slot's condition (nap), which
+//   the push signals.
 // - No C++ exception leaves a callback: each entry point catches, reports one line, aborts.
 #include <starpu.h>
 #include <starpu_scheduler.h>
@@ -265,6 +267,41 @@ void enqueue(Policy& p, starpu_task* task, CodeletState& c, unsigned ctx, int w,
   starpu_sched_ctx_list_task_counters_increment(ctx, w);
 #if !defined(STARPU_NON_BLOCKING_DRIVERS) || defined(STARPU_SIMGRID)
   starpu_wake_worker_relax_light(w);
+#else
+  // The queue's store, then the nap flag's load (nap: the flag's store, then the queue's load).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (s.napping.load(std::memory_order_relaxed)) {
+    std::lock_guard<Mutex> g(s.nap_mutex);
+    STARPU_PTHREAD_COND_SIGNAL(&s.nap_cond);
+  }
+#endif
+}
+
+// Under non-blocking drivers (StarPU's default build) an idle worker polls pop every few us and
+// never sleeps (driver_common.c), and a node's idle cores polling beside the thread that drives
+// the GPU slow it. A CPU worker idle for kNapAfterUs waits up to nap_us on its slot's condition
+// between polls, relaxed so that StarPU can hand it work; a push to it signals it (enqueue).
+// A wake lost to the race of the flag and the queue costs at most nap_us.
+void nap(const Policy& p, WorkerSlot& s, double now) {
+#if defined(STARPU_NON_BLOCKING_DRIVERS) && !defined(STARPU_SIMGRID)
+  if (s.cuda || p.cfg.nap_us <= 0) return;
+  if (s.idle_since_us < 0) s.idle_since_us = now;
+  if (now - s.idle_since_us < kNapAfterUs) return;
+  timespec until{};
+  clock_gettime(CLOCK_REALTIME, &until);  // pthread_cond_timedwait's default clock
+  const long ns = until.tv_nsec + long(p.cfg.nap_us * 1e3);
+  until.tv_sec += ns / 1000000000L;
+  until.tv_nsec = ns % 1000000000L;
+  starpu_worker_relax_on();
+  {
+    std::lock_guard<Mutex> g(s.nap_mutex);
+    s.napping.store(true, std::memory_order_seq_cst);
+    if (s.nqueued.load(std::memory_order_seq_cst) == 0) starpu_pthread_cond_timedwait(&s.nap_cond, &s.nap_mutex.m, &until);
+    s.napping.store(false, std::memory_order_relaxed);
+  }
+  starpu_worker_relax_off();
+#else
+  (void)p, (void)s, (void)now;
 #endif
 }
 
@@ -470,6 +507,52 @@ starpu_task* take_from_busiest(Policy& p, unsigned ctx, int w, double now) {
   return static_cast<starpu_task*>(q.task);
 }
 
+// pop with nothing queued for `w`: a task taken from a late worker, or nullptr after the idle
+// worker's duties (sampling, a batch's end, training), each at most so often.
+starpu_task* idle_pop(Policy& p, unsigned ctx, int w, double now) {
+  WorkerSlot& s = p.workers[std::size_t(w)];
+  Timed timed(s.spent[kIdlePop]);
+  starpu_task* task = nullptr;
+  if (s.member && p.rebalance) task = take_from_busiest(p, ctx, w, now);
+  if (task) return task;
+  // A CPU worker pops only when it runs nothing: what it started and never saw end were
+  // StarPU's internal tasks (no post_exec). With nothing submitted, no worker runs anything.
+  if (!s.running.empty() && (!s.cuda || starpu_task_nsubmitted() == 0)) {
+    p.batch.pending.fetch_sub(long(s.running.size()));
+    if (emu::configured()) p.running_in_class[s.gpu].fetch_sub(int(s.running.size()), std::memory_order_relaxed);
+    s.running.clear();
+  }
+  // Sampling (/proc, NVML) and training take up to milliseconds: an idle CPU worker does
+  // them; a GPU's thread samples and ends batches only where no CPU worker is there to,
+  // and with nothing in flight (its pipeline may still run a task when it finds its queue
+  // empty).
+  if (!s.member || (s.cuda && (p.has_cpu.load(std::memory_order_relaxed) ||
+                               p.batch.pending.load(std::memory_order_relaxed) != 0)))
+    return nullptr;
+  // Idle workers poll: the batch counters push and post_exec write are read at most every
+  // kIdleCheckUs per worker, not at every poll (the batch gap is milliseconds).
+  if (now - s.idle_check_us < kIdleCheckUs) return nullptr;
+  s.idle_check_us = now;
+  // Sampling and training take a while: relaxed, so that pushes to this worker (which
+  // wait while it is in a scheduling operation) go through meanwhile. Its queue is empty
+  // and not read again before it returns. Only the FNN reads the live features.
+  // A lone worker (the GPU alone) has no placement to predict: its thread would only
+  // delay its next pop by the sampling.
+  const bool sample = uses_fnn(p) && !p.lone.load(std::memory_order_relaxed) &&
+                      now - get(p.live.sampled_us) >= kFeaturesTtlUs;
+  // Nor does a GPU's thread train: a first training takes milliseconds a codelet, and the
+  // program's next tasks would wait for it. deinit trains what is left.
+  const bool due = batch_end_due(p, now), to_train = !s.cuda && p.batch.train_due.load(std::memory_order_relaxed);
+  if (sample || due || to_train) {
+    starpu_worker_relax_on();
+    if (sample) sample_features(p, now);
+    if (due) end_batch(p, false);
+    if (to_train) train_models(p);
+    starpu_worker_relax_off();
+  }
+  return nullptr;
+}
+
 starpu_task* pop(unsigned ctx) {
   Policy* p = policy_of(ctx);
   const int w = starpu_worker_get_id_check();
@@ -481,47 +564,12 @@ starpu_task* pop(unsigned ctx) {
   try {
     const double now = now_us();
     if (s.nqueued.load(std::memory_order_relaxed) == 0) {
-      Timed timed(s.spent[kIdlePop]);
-      starpu_task* task = nullptr;
-      if (s.member && p->rebalance) task = take_from_busiest(*p, ctx, w, now);
-      if (task) return task;
-      // A CPU worker pops only when it runs nothing: what it started and never saw end were
-      // StarPU's internal tasks (no post_exec). With nothing submitted, no worker runs anything.
-      if (!s.running.empty() && (!s.cuda || starpu_task_nsubmitted() == 0)) {
-        p->batch.pending.fetch_sub(long(s.running.size()));
-        if (emu::configured()) p->running_in_class[s.gpu].fetch_sub(int(s.running.size()), std::memory_order_relaxed);
-        s.running.clear();
-      }
-      // Sampling (/proc, NVML) and training take up to milliseconds: an idle CPU worker does
-      // them; a GPU's thread samples and ends batches only where no CPU worker is there to,
-      // and with nothing in flight (its pipeline may still run a task when it finds its queue
-      // empty).
-      if (!s.member || (s.cuda && (p->has_cpu.load(std::memory_order_relaxed) ||
-                                   p->batch.pending.load(std::memory_order_relaxed) != 0)))
-        return nullptr;
-      // Idle workers poll: the batch counters push and post_exec write are read at most every
-      // kIdleCheckUs per worker, not at every poll (the batch gap is milliseconds).
-      if (now - s.idle_check_us < kIdleCheckUs) return nullptr;
-      s.idle_check_us = now;
-      // Sampling and training take a while: relaxed, so that pushes to this worker (which
-      // wait while it is in a scheduling operation) go through meanwhile. Its queue is empty
-      // and not read again before it returns. Only the FNN reads the live features.
-      // A lone worker (the GPU alone) has no placement to predict: its thread would only
-      // delay its next pop by the sampling.
-      const bool sample = uses_fnn(*p) && !p->lone.load(std::memory_order_relaxed) &&
-                          now - get(p->live.sampled_us) >= kFeaturesTtlUs;
-      // Nor does a GPU's thread train: a first training takes milliseconds a codelet, and the
-      // program's next tasks would wait for it. deinit trains what is left.
-      const bool due = batch_end_due(*p, now), to_train = !s.cuda && p->batch.train_due.load(std::memory_order_relaxed);
-      if (sample || due || to_train) {
-        starpu_worker_relax_on();
-        if (sample) sample_features(*p, now);
-        if (due) end_batch(*p, false);
-        if (to_train) train_models(*p);
-        starpu_worker_relax_off();
-      }
-      return nullptr;
+      starpu_task* task = idle_pop(*p, ctx, w, now);
+      if (task) s.idle_since_us = -1;
+      else nap(*p, s, now);
+      return task;
     }
+    s.idle_since_us = -1;
     Timed timed(s.spent[kPop]);
     QueuedTask q;
     {

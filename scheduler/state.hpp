@@ -62,6 +62,7 @@ constexpr double kStealEveryUs = 1000;     // an idle worker looks for work to t
 constexpr std::size_t kStealScan = 4;      // ... among the victim's last queued tasks
 constexpr double kMinStealUs = 50;         // ... from a queue holding at least this much work
 constexpr double kIdleCheckUs = 100;       // an idle worker looks at the batch this often
+constexpr double kNapAfterUs = 2000;       // a CPU worker idle this long naps between polls (policy.cpp)
 constexpr double kTieUs = 1;               // expected finishes closer than this are equal
 constexpr double kRelEwma = 0.1;           // weight of a task's timing in its worker's `rel`
 // Without a split DTPS has measured (its plan), a node with GPUs co-runs a codelet only where the
@@ -258,6 +259,16 @@ struct WorkerSlot {
   WorkerSampling fnn;  // fnn_speeds.cpp
   WorkerBatch batch;   // batches.cpp, dtps_feedback.cpp
   std::array<Spent, kCallbacks> spent;  // by its own thread; read at deinit
+  // A CPU worker's nap (policy.cpp nap): since when its polls found nothing (its thread; < 0:
+  // it ran or took a task since), and whether it waits on nap_cond, which a push to it signals.
+  double idle_since_us = -1;
+  alignas(64) std::atomic<bool> napping{false};
+  Mutex nap_mutex;
+  starpu_pthread_cond_t nap_cond;
+  WorkerSlot() { starpu_pthread_cond_init(&nap_cond, nullptr); }
+  ~WorkerSlot() { starpu_pthread_cond_destroy(&nap_cond); }
+  WorkerSlot(const WorkerSlot&) = delete;
+  WorkerSlot& operator=(const WorkerSlot&) = delete;
 };
 
 // After each change of s.queue, under s.queue_mutex: what pushes read without the lock.
