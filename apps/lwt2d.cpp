@@ -225,6 +225,13 @@ void relayout(const lwt::Plan& plan, bool to_mallat, const float* in, float* out
   });
 }
 
+// LWT2D_PREALLOCATE=0: the GPUs allocate during the first transform, as StarPU does by itself
+// (lwt::preallocate).
+bool preallocating() {
+  const char* v = std::getenv("LWT2D_PREALLOCATE");
+  return !(v && std::string(v) == "0");
+}
+
 int run_file(const Options& o) {
   // Two images: the file is read into the buffer the transform does not read (forward: its
   // input; inverse: its output, the Mallat layout then moved into the input), and the result
@@ -239,6 +246,7 @@ int run_file(const Options& o) {
   FileBuffer in(n), out(n);
   const bool fwd = o.command == "forward";
   FileBuffer& file = fwd ? in : out;  // what the file is read into; the other is pinned beside the read
+  const bool preallocate = preallocating();
   std::vector<float> ref;
   std::optional<lwt::Plan> plan;
   {
@@ -256,11 +264,14 @@ int run_file(const Options& o) {
           }
         },
         {fwd ? &out : &in}, nullptr,
-        [&](apps::StarpuSession& s) {
+        [&](apps::StarpuSession&) {
           phases.mark("StarPU start");
-          plan.emplace(shape.rows, shape.cols, o.levels, o.units, preferred_units(s, shape.rows, shape.cols));
           if (!fwd) relayout(*plan, false, out.p, in.p);
           phases.mark("layout");
+        },
+        [&](apps::StarpuSession& s) {  // beside the read
+          plan.emplace(shape.rows, shape.cols, o.levels, o.units, preferred_units(s, shape.rows, shape.cols));
+          if (preallocate) lwt::preallocate(*plan, o.pipeline, fwd);
         });
     apps::StarpuSession& session = *started;
     print_setup(session, *plan, o.pipeline);
@@ -312,6 +323,7 @@ int run_demo(const Options& o) {
   apps::StarpuSession session("fnn-dtps");  // the product, unless STARPU_SCHED names another
   const lwt::Plan plan(o.rows, o.cols, o.levels, o.units, preferred_units(session, o.rows, o.cols));
   print_setup(session, plan, o.pipeline);
+  if (preallocating()) lwt::preallocate(plan, o.pipeline, false);  // the inverse's shapes hold the forward's
   const std::size_t n = std::size_t(o.rows) * std::size_t(o.cols);
   HostBuffer x(n), c(n), y(n);
   if (!apps::kSimulated) {
@@ -666,6 +678,7 @@ int run_filter(const Options& o) {
   std::vector<filter::HeightParams> params;  // the input's, then each band's
   double relative_error = 0;
   std::optional<lwt::Plan> plan_;
+  const bool preallocate = preallocating();
   {  // StarPU starts beside the read, then runs for the transforms and the sums; paused while each band is written
     const std::unique_ptr<apps::StarpuSession> started = apps::start_beside(
         [&] {
@@ -686,10 +699,13 @@ int run_filter(const Options& o) {
                         in.invalid, 100.0 * double(in.invalid) / double(n));
           phases.mark("invalid points");
         },
-        {&coeffs, &band}, "fnn-dtps");  // the product, unless STARPU_SCHED names another
+        {&coeffs, &band}, "fnn-dtps",  // the product, unless STARPU_SCHED names another
+        {}, [&](apps::StarpuSession& s) {  // beside the read
+          plan_.emplace(rows, cols, o.levels, o.units, preferred_units(s, rows, cols));
+          if (preallocate) lwt::preallocate(*plan_, o.pipeline, false);
+        });
     apps::StarpuSession& session = *started;
     phases.mark("StarPU start");
-    plan_.emplace(rows, cols, o.levels, o.units, preferred_units(session, rows, cols));
     print_setup(session, *plan_, o.pipeline);
     {
       const apps::Pinned pinned(session, {&surface, &coeffs, &band});

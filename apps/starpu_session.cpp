@@ -205,10 +205,12 @@ StarpuSession::~StarpuSession() { shutdown_(); }
 
 std::unique_ptr<StarpuSession> start_beside(const std::function<void()>& work, std::initializer_list<FileBuffer*> pin,
                                             const char* default_policy,
-                                            const std::function<void(StarpuSession&)>& paused) {
+                                            const std::function<void(StarpuSession&)>& paused,
+                                            const std::function<void(StarpuSession&)>& running) {
   std::vector<FileBuffer*> to_pin(pin);
   auto started = std::async(std::launch::async, [&] {
     auto s = std::make_unique<StarpuSession>(default_policy);
+    if (running) running(*s);
     starpu_pause();
     for (FileBuffer* b : to_pin) b->pin(*s);
     return s;

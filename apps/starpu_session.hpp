@@ -128,12 +128,14 @@ class FileBuffer {
 // submits the tasks. An error on either side comes out of the call, the start's first (a bad
 // setting is named before a bad file); whatever was pinned is unpinned first. `paused`, where
 // given, runs on the calling thread after both, before StarPU resumes (host work that needs
-// the workers' counts). On success the caller unpins `pin` before the session ends (Pinned).
+// the workers' counts); `running`, where given, on the starting thread once StarPU has
+// started, before it pauses (work for the workers beside the read: the GPUs' allocations). On success the caller unpins `pin` before the session ends (Pinned).
 // `work` must not read or change the environment: the session's start sets and restores
 // StarPU's variables meanwhile (setenv is not thread-safe).
 std::unique_ptr<StarpuSession> start_beside(const std::function<void()>& work, std::initializer_list<FileBuffer*> pin,
                                             const char* default_policy = nullptr,
-                                            const std::function<void(StarpuSession&)>& paused = {});
+                                            const std::function<void(StarpuSession&)>& paused = {},
+                                            const std::function<void(StarpuSession&)>& running = {});
 
 // FileBuffers pinned for a scope inside a StarpuSession's: unpinned however the scope ends,
 // before StarPU stops.

@@ -1,5 +1,6 @@
 #include "codelets/lwt_tasks.hpp"
 
+#include <algorithm>
 #include <starpu.h>
 #include <starpu_profiling.h>
 #ifdef FNNDTPS_HAVE_MPI
@@ -586,6 +587,46 @@ void wavefront(int units, int levels, Writer&& writer, Reader&& reader) {
     for (int l = 0; l < levels; ++l)
       if (const int k = t - 1 - 2 * l; k >= 0 && k < units) reader(l, k);
   }
+}
+
+void preallocate(const Plan& p, Pipeline pipeline, bool forward) {
+  find_ranks();
+  if (ranks.size > 1) return;
+  std::vector<unsigned> nodes;  // the CUDA workers' memory nodes, each once
+  for (unsigned w = 0; w < starpu_worker_get_count(); ++w) {
+    const unsigned node = starpu_worker_get_memory_node(w);
+    if (starpu_worker_get_type(int(w)) == STARPU_CUDA_WORKER && std::find(nodes.begin(), nodes.end(), node) == nodes.end())
+      nodes.push_back(node);
+  }
+  if (nodes.empty()) return;
+  // Handles's shapes: per unit the strips in, out, b (s: the inverse's; win: Steps'), and per
+  // level the halos to its neighbours.
+  // All held until the last is allocated: one freed earlier would serve the next of its size.
+  std::vector<starpu_data_handle_t> held;
+  const auto one = [&held](unsigned node, int cols, int rows) {
+    held.push_back(register_temp(cols, rows));
+    if (starpu_data_acquire_on_node(held.back(), int(node), STARPU_W) == 0) starpu_data_release_on_node(held.back(), int(node));
+  };
+  const int U = p.units(), W = p.width(), share = (U + int(nodes.size()) - 1) / int(nodes.size());
+  // Not where it would take more than half of what a GPU has free: the transform then
+  // allocates as it goes, and StarPU evicts what it no longer needs.
+  const std::size_t strip = std::size_t(W) * std::size_t(p.unit_rows(0, 0)) * sizeof(float);
+  const std::size_t per_gpu = std::size_t(share) * (forward ? 3 : 4) * strip;
+  for (unsigned node : nodes) {
+    const starpu_ssize_t free = starpu_memory_get_available(node);
+    if (free >= 0 && per_gpu > std::size_t(free) / 2) return;
+  }
+  for (int k = 0; k < U; ++k) {
+    const unsigned node = nodes[std::size_t(k / share)];
+    const int h = p.unit_rows(0, k);
+    for (int i = 0; i < (forward ? 3 : 4); ++i) one(node, W, h);
+    if (pipeline == Pipeline::Steps) one(node, W, cpu::window_rows(h, true, true));
+    for (int l = 0; l < p.levels(); ++l) {
+      if (p.has_above(k)) one(node, p.cols(l), kHalo);
+      if (p.has_below(k)) one(node, p.cols(l), kHalo);
+    }
+  }
+  for (starpu_data_handle_t h : held) starpu_data_unregister(h);  // no home: nothing comes back
 }
 
 void forward(const Plan& p, Pipeline pipeline, const float* image, float* units_layout,
