@@ -34,12 +34,15 @@ void end_batch(Policy& p, bool force, double job_end) {
 }
 
 // At a push: a batch starts when none is open; an idle gap longer than the debounce since the
-// last task ended closes the old one first (blocking drivers do not poll to notice it).
+// last task ended closes the old one first (blocking drivers do not poll to notice it), and a
+// shorter one (or any, once the program ends its batches) is time the batch waited.
 void note_push(Policy& p, starpu_task* task, double now) {
   const double idle = p.batch.idle_since.load(std::memory_order_relaxed);
   if (idle >= 0) {
     if (now - idle >= p.cfg.batch_gap_us && p.batch.open && !p.batch.program_ends.load(std::memory_order_relaxed))
       end_batch(p, true);
+    else if (p.batch.open.load(std::memory_order_relaxed))
+      add_shared(p.batch.waited_us, now - idle);
     p.batch.idle_since.store(-1, std::memory_order_relaxed);
   }
   if (!p.batch.open.load(std::memory_order_relaxed)) {
@@ -47,6 +50,7 @@ void note_push(Policy& p, starpu_task* task, double now) {
     if (!p.batch.open) {
       p.batch.open = true;
       p.batch.start_us = now;
+      p.batch.waited_us = 0;
       p.batch.id.fetch_add(1, std::memory_order_relaxed);
       p.split.opener = task->cl;  // its plan, if the last batch it opened left one
       const auto plan = p.split.plans.find(task->cl);

@@ -176,15 +176,17 @@ BatchEnd dtps_feedback(Policy& p, double job_end, bool cold) {
   const double total = work[0] + work[1];
   const double idle = get(p.batch.idle_since);
   const double start = get(p.batch.start_us), end = std::isfinite(job_end) ? job_end : idle >= 0 ? idle : now_us();
-  const double makespan = end - start;
+  // The batch's own time: not the gaps it waited with nothing in flight (another rank's halos).
+  const double waited = get(p.batch.waited_us), makespan = std::max(0.0, end - start - waited);
   // Split by units, the classes barely wait on each other (one boundary of halos), so each
   // class's time is when it finished: busy time would miss the GPU's transfers, most of a
   // strip's time there. The class that ends the batch is charged its end, copies home
-  // included; the other its last task's end.
+  // included; the other its last task's end; each less the batch's waits (all of them for the
+  // earlier class too: a wait with nothing in flight comes before some of its tasks).
   if (open_plan(p).splits() && last[0] > 0 && last[1] > 0) {
     const int late = last[1] >= last[0] ? 1 : 0;
     busy[late] = makespan;
-    busy[1 - late] = last[1 - late] - start;
+    busy[1 - late] = std::max(0.0, last[1 - late] - start - waited);
   }
   // A cold batch's makespan says little of the next ones': the makespan guard does not see it.
   const DtpsUpdate u = ctl.end_batch(busy[0], busy[1], total > 0 ? work[0] / total : ctl.alpha(),
@@ -206,9 +208,9 @@ BatchEnd dtps_feedback(Policy& p, double job_end, bool cold) {
   p.last_dtps = std::string(to_string(u.kind)) + (u.reason.empty() ? "" : ": " + u.reason);
   if (p.cfg.verbose)
     std::fprintf(stderr,
-                 "fnndtps: batch %d %s: makespan %.3f ms, T_cpu %.3f ms T_gpu %.3f ms, m %.3f (%s%s%s) alpha %.4f -> "
-                 "%.4f\n",
-                 p.batch.ended, dominant->name.c_str(), makespan / 1e3, busy[0] / 1e3, busy[1] / 1e3, u.m_before,
+                 "fnndtps: batch %d %s: makespan %.3f ms (%.3f waited), T_cpu %.3f ms T_gpu %.3f ms, m %.3f (%s%s%s) "
+                 "alpha %.4f -> %.4f\n",
+                 p.batch.ended, dominant->name.c_str(), makespan / 1e3, waited / 1e3, busy[0] / 1e3, busy[1] / 1e3, u.m_before,
                  to_string(u.kind), u.reason.empty() ? "" : ": ", u.reason.c_str(), u.alpha_before, ctl.alpha());
   return {dominant, makespan, total > 0 ? work[0] / total : NAN, busy[0], busy[1]};
 }

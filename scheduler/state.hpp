@@ -322,6 +322,10 @@ struct BatchState {
   // thread that ended it, which may be the program's (fnndtps_end_batch, or its next push).
   std::atomic<bool> train_due{false};
   std::atomic<double> start_us{0};  // the first push of the open batch
+  // Inside the open batch, the time with nothing in flight before a push went on with it: the
+  // batch waited on something not ours (another rank's halos, the program itself), and its
+  // makespan is its own tasks' time without it (batches.cpp note_push, dtps_feedback).
+  std::atomic<double> waited_us{0};
   std::atomic<int> id{0};           // counts batches opened
   int ended = 0;                    // under batch_mutex
 };

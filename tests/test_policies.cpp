@@ -649,6 +649,42 @@ TEST(Batches, EndWhenAllIdleOrWhenTheApplicationSaysSo) {
   EXPECT_FALSE(sched::end_batch_now());  // no policy running
 }
 
+// A batch that waits with nothing in flight on something not ours (under StarPU-MPI a
+// neighbour rank's halos; here the program, slow to submit the rest) is judged by its own
+// tasks' time: the makespan DTPS and its guard compare leave the wait out.
+TEST(Batches, AWaitOnSomethingNotOursIsNotTheBatchsTime) {
+  constexpr int kWaitMs = 400;  // 40 tasks of kBase on 2 workers: ~100 ms of the batch's own
+  setenv("FNNDTPS_VERBOSE", "1", 1);
+  setenv("FNNDTPS_SAVE", "0", 1);
+  setenv("FNNDTPS_BATCH_GAP_MS", "2000", 1);  // the wait does not end the batch
+  ASSERT_EQ(init_starpu("dtps", 2), 0);
+  std::vector<float> data;
+  std::vector<starpu_data_handle_t> handles = register_vectors(data, 40, 16);
+  ::testing::internal::CaptureStderr();
+  for (int half = 0; half < 2; ++half) {
+    if (half == 1) std::this_thread::sleep_for(std::chrono::milliseconds(kWaitMs));  // the slow neighbour
+    for (int i = 20 * half; i < 20 * (half + 1); ++i)
+      EXPECT_EQ(starpu_task_insert(&codelet, STARPU_RW, handles[std::size_t(i)], STARPU_CL_ARGS_NFREE,
+                                   reinterpret_cast<void*>(intptr_t(i % kUnits)), 0, 0),
+                0);
+    starpu_task_wait_for_all();
+  }
+  EXPECT_TRUE(sched::end_batch_now());
+  for (auto h : handles) starpu_data_unregister(h);
+  starpu_shutdown();
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  unsetenv("FNNDTPS_VERBOSE");
+  unsetenv("FNNDTPS_BATCH_GAP_MS");
+  const std::size_t at = err.find("fnndtps: batch 1 ");
+  ASSERT_NE(at, std::string::npos) << err;
+  double makespan = -1, waited = -1;
+  ASSERT_EQ(std::sscanf(err.c_str() + err.find("makespan", at), "makespan %lf ms (%lf waited)", &makespan, &waited), 2)
+      << err.substr(at, 200);
+  std::printf("batch of 40 tasks with a %d ms wait: makespan %.1f ms, %.1f waited\n", kWaitMs, makespan, waited);
+  EXPECT_GE(waited, 0.9 * kWaitMs);
+  EXPECT_LT(makespan, 0.75 * kWaitMs);  // the wait alone is longer than that
+}
+
 // A program that ends its batches itself is trusted to: an idle gap ends no batch after its
 // first call, so a batch lasts until the program has its results (the makespan guard's time).
 TEST(Batches, AfterTheProgramsFirstEndOnlyItEndsThem) {
