@@ -32,6 +32,19 @@ for p in fnn-dtps fnn dtps boyer even; do
   awk -v a="${gpu[$p]}" -v b="${gpu[dmdar]}" 'BEGIN {exit !(a <= 1.05 * b)}' \
     || bad "GPU alone: $p ${gpu[$p]} ms, more than 5% above dmdar's ${gpu[dmdar]}"
 done
+# A fresh process's first transform on the GPU alone: its buffers allocated before it
+# (lwt::preallocate), it takes the warmed-up time; left to StarPU, it pays each cudaMalloc
+# (175 us simulated each).
+first() {
+  env "$1" STARPU_NCPU=0 STARPU_SCHED=fnn-dtps FNNDTPS_MODEL_DIR="$(mktemp -d -p "$home")" "$lwt2d" demo --size 16384 \
+    --levels 4 --units 64 --repeat 1 --warmup 0 2>&1 | sed -n 's/^forward  *\([0-9.]*\) ms.*/\1/p'
+}
+f1=$(first LWT2D_PREALLOCATE=1) f0=$(first LWT2D_PREALLOCATE=0) w=${gpu[fnn-dtps]:-}
+if [[ -n $f1 && -n $f0 && -n $w ]] && awk -v a="$f1" -v b="$f0" -v w="$w" 'BEGIN {exit !(a <= 1.02 * w && b > 1.2 * a)}'; then
+  echo "ok first transform: $f1 ms preallocated, $f0 ms not, warm $w ms (simulated)"
+else
+  bad "first transform: '$f1' ms preallocated, '$f0' ms not, warm '$w' ms: preallocated within 2% of warm, 1.2x faster than not"
+fi
 a=$(median "$(lwt STARPU_NCPU=15 fnn-dtps)") b=$(median "$(lwt STARPU_NCPU=15 fnn-dtps)")
 [[ -n $a && $a == "$b" ]] && echo "ok deterministic: fnn-dtps co-run $a = $b ms" || bad "fnn-dtps co-run twice: '$a' vs '$b' ms"
 for p in fnn-dtps boyer dmdas; do
