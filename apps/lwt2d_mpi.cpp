@@ -390,7 +390,15 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
     else lwt::inverse(plan, lwt::Pipeline::Fused, x, y, &stats);
     starpu_mpi_barrier(MPI_COMM_WORLD);
     times.push_back((starpu_timing_now() - t0) / 1e3);
-    session.end_job();
+    {  // this rank's batch: until its own units' results were complete (or its last task), not
+       // the other ranks' nor the barrier
+      const std::vector<double>& home = lwt::unit_home_us();
+      double own = NAN;
+      for (std::size_t k = 0; k < home.size() && k < owner.size(); ++k)
+        if (owner[k] == rank && home[k] > 0) own = std::isnan(own) ? home[k] : std::max(own, home[k]);
+      if (ranks > 1) session.end_job(own);
+      else session.end_job();
+    }
     if (rank == 0)
       std::printf("%s %d: %.2f ms, %.2f GB/s host to host\n", o.command.c_str(), r, times.back(),
                   2.0 * double(n) * 4 / (times.back() * 1e6));

@@ -244,6 +244,7 @@ std::string StarpuSession::policy() const {
   return p && p->policy_name ? p->policy_name : "?";
 }
 void StarpuSession::end_job() const { sched::end_batch_now(); }
+void StarpuSession::end_job(double own_end_us) const { sched::end_batch_at(own_end_us); }
 unsigned StarpuSession::cpu_workers() const { return starpu_cpu_worker_get_count(); }
 unsigned StarpuSession::cuda_workers() const { return starpu_cuda_worker_get_count(); }
 

@@ -81,6 +81,9 @@ class StarpuSession {
   // A job (one transform, one product) ended: our policies close their batch here (DTPS's
   // feedback is per job, seed 001 §1.4), as jobs run back to back leave no idle gap.
   void end_job() const;
+  // The same for a rank of a StarPU-MPI job, its job's time ending at `own_end_us` (its part
+  // done, starpu_timing_now's clock; NaN: its last task's end): not its waits on other ranks.
+  void end_job(double own_end_us) const;
   unsigned cpu_workers() const;
   unsigned cuda_workers() const;
 

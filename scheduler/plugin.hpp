@@ -25,6 +25,11 @@ bool use_policy_from_env(starpu_conf* conf);
 // batch's makespan, which the makespan guard compares, lasts until the call. Returns whether
 // a batch was open.
 bool end_batch_now();
+// As end_batch_now, the batch's makespan ending at `end_us` (starpu_timing_now's clock): a
+// rank of a StarPU-MPI job passes when its own part was done, so that its waits on the other
+// ranks after it (their results, a barrier) are not counted as its time; NaN: when its last
+// task ended.
+bool end_batch_at(double end_us);
 
 // What our policy of the global scheduling context decided so far, for programs that show it
 // (lwt2d demo): for the codelet that ran the most work, each worker's planned share (its

@@ -722,14 +722,15 @@ starpu_sched_policy* find_policy(const char* name) {
 
 starpu_sched_policy** all_policies() { return policy_list; }
 
-bool end_batch_now() {
+bool end_batch_now() { return end_batch_at(now_us()); }
+
+bool end_batch_at(double end_us) {
   std::lock_guard<Mutex> g(registry_mutex);
   bool ended = false;
-  const double now = now_us();
   for (Policy* p : registry) {
     ended = ended || p->batch.open;
     p->batch.program_ends = true;
-    end_batch(*p, true, now);
+    end_batch(*p, true, end_us);
   }
   return ended;
 }

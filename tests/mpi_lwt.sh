@@ -148,6 +148,26 @@ expect_fail "bad shares" 2 forward --in "$dir/even.npy" --out "$dir/bad.npy" --s
 expect_fail "--gather and --scatter" 2 forward --in "$dir/even.npy" --out "$dir/bad.npy" --gather --scatter
 
 # No run left a temporary beside its output.
+# A rank's batches are its own: rank 1 slowed 16x and half the units each, rank 0 waits on its
+# halos and for the job's end; its policy's batches (FNNDTPS_VERBOSE on rank 0) end when its own
+# units' results were complete and leave out its waits with nothing in flight. After the first
+# transform the program ends each batch (one a transform): the last two, transforms 1 and 2,
+# each last under 0.6 of the transforms' median (rank 1's part alone takes most of it; counted
+# up to the job's end they took 0.74-0.84 of it).
+timeout -k 5 120 "$MPIEXEC" -np 1 env FNNDTPS_VERBOSE=1 STARPU_SCHED=dtps "$BIN" forward --in "$dir/wide.npy" \
+  --out "$dir/mpi-wait.npy" --levels 3 --units 24 --shares even --repeat 3 : -np 1 env FNNDTPS_SLOWDOWN=0:16 \
+  STARPU_SCHED=dtps "$BIN" forward --in "$dir/wide.npy" --out "$dir/mpi-wait.npy" --levels 3 --units 24 --shares even \
+  --repeat 3 >"$dir/out.txt" 2>&1; rc=$?
+median=$(sed -n 's/^RESULT .* median_ms=\([0-9.]*\).*/\1/p' "$dir/out.txt")
+ratios=$(grep '^fnndtps: batch [0-9]* .*makespan' "$dir/out.txt" | tail -2 |
+         awk -v t="$median" '{ for (i = 1; i <= NF; i++) if ($i == "makespan") printf "%.3f ", $(i + 1) / t }')
+if [[ $rc -eq 0 && -n $median && $(wc -w <<<"$ratios") -eq 2 ]] &&
+   awk -v r="$ratios" 'BEGIN { n = split(r, a, " "); for (i = 1; i <= n; i++) if (a[i] >= 0.6) exit 1 }'; then
+  pass "rank 0 beside a rank slowed 16x: its last two batches last $ratios of the transform's median (its own part)"
+else
+  fail "rank 0 beside a rank slowed 16x: exit $rc, its last two batches over the median $median ms: '$ratios' (each under 0.6):"
+  grep -E "makespan|^forward|^RESULT" "$dir/out.txt"
+fi
 tmps=$(ls "$dir" "$dir/elsewhere" | grep -c '\.tmp-')
 if [[ $tmps -eq 0 ]]; then pass "no temporary left by any run"; else fail "$tmps temporaries left:"; ls "$dir"; fi
 
