@@ -11,7 +11,7 @@
 //   FNNDTPS_VERBOSE     1: one line per batch (DTPS decisions, model training) (default 0)
 //   FNNDTPS_SAVE        0: never write the model directory (default 1)
 //   FNNDTPS_IDLE_NAP_US a CPU worker idle for 2 ms waits up to this long between its polls,
-//                       woken at once by a push to it (default 1000; 0: it polls as StarPU's
+//                       woken at once by a push to it (default 0: it polls as StarPU's
 //                       non-blocking drivers do, every few us)
 //   FNNDTPS_REBALANCE   1/0: move queued tasks from late workers to idle ones (seed 000 eq. 8);
 //                       default on for fnn and fnn-dtps, whose model includes it, off for the others
@@ -31,7 +31,7 @@ struct Config {
   bool verbose = false;
   bool save = true;
   int rebalance = -1;  // -1: the policy's default
-  double nap_us = 1000;
+  double nap_us = 0;
 
   // Reads the environment; throws std::invalid_argument with a one-line message.
   static Config from_env();

@@ -631,6 +631,47 @@ TEST(LiveState, UfExcludesOurOwnLoad) {
   });
 }
 
+// FNNDTPS_IDLE_NAP_US (non-blocking drivers): workers idle for 200 ms between two groups of
+// tasks nap instead of polling every few us, and a push wakes them: both groups run, and the
+// idle workers poll pop a small fraction as often as without naps.
+long idle_pops_around_a_pause(const char* nap_us) {
+  setenv("FNNDTPS_IDLE_NAP_US", nap_us, 1);
+  setenv("FNNDTPS_SUMMARY", "1", 1);
+  setenv("FNNDTPS_SAVE", "0", 1);
+  EXPECT_EQ(init_starpu("fnn-dtps", 2), 0);
+  std::vector<float> data;
+  std::vector<starpu_data_handle_t> handles = register_vectors(data, 20, 16);
+  ::testing::internal::CaptureStderr();
+  for (int group = 0; group < 2; ++group) {
+    if (group == 1) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    for (int i = 10 * group; i < 10 * (group + 1); ++i)
+      EXPECT_EQ(starpu_task_insert(&codelet, STARPU_RW, handles[std::size_t(i)], STARPU_CL_ARGS_NFREE,
+                                   reinterpret_cast<void*>(intptr_t(i)), 0, 0),
+                0);
+    starpu_task_wait_for_all();
+  }
+  for (auto h : handles) starpu_data_unregister(h);
+  starpu_shutdown();
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  unsetenv("FNNDTPS_IDLE_NAP_US");
+  const std::size_t at = err.find("idle pop ");
+  long pops = -1;
+  EXPECT_NE(at, std::string::npos) << err;
+  if (at != std::string::npos) std::sscanf(err.c_str() + at, "idle pop %ld x", &pops);
+  return pops;
+}
+
+TEST(IdleNap, IdleCpuWorkersNapAndPushesWakeThem) {
+#if !defined(STARPU_NON_BLOCKING_DRIVERS) || defined(STARPU_SIMGRID)
+  GTEST_SKIP() << "StarPU's blocking drivers sleep idle workers themselves";
+#endif
+  const long polling = idle_pops_around_a_pause("0"), napping = idle_pops_around_a_pause("1000");
+  std::printf("idle pops over a 200 ms pause, 2 workers: %ld polling, %ld napping\n", polling, napping);
+  EXPECT_GT(polling, 0);
+  EXPECT_GT(napping, 0);
+  EXPECT_LT(napping * 5, polling);
+}
+
 // A worker with no task of ours: whatever its thread does (StarPU keeps a context's last awake
 // worker polling) is ours too, so its core reads UF near 0, not the poll's 100%. Workers bound
 // here, so that each one's core is its own.
