@@ -269,6 +269,7 @@ void enqueue(Policy& p, starpu_task* task, CodeletState& c, unsigned ctx, int w,
   starpu_wake_worker_relax_light(w);
 #else
   // The queue's store, then the nap flag's load (nap: the flag's store, then the queue's load).
+  if (p.cfg.nap_us <= 0) return;
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (s.napping.load(std::memory_order_relaxed)) {
     std::lock_guard<Mutex> g(s.nap_mutex);
