@@ -63,6 +63,14 @@ std::vector<starpu_data_handle_t> register_vectors(std::vector<float>& data, int
   return handles;
 }
 
+// Submits one unit task a handle for handles[from, to), each with its index as argument.
+void insert_units(const std::vector<starpu_data_handle_t>& handles, int from, int to) {
+  for (int i = from; i < to; ++i)
+    EXPECT_EQ(starpu_task_insert(&codelet, STARPU_RW, handles[std::size_t(i)], STARPU_CL_ARGS_NFREE,
+                                 reinterpret_cast<void*>(intptr_t(i % kUnits)), 0, 0),
+              0);
+}
+
 // starpu_init with `ncpus` CPU workers, no GPU, under our policy `policy`.
 int init_starpu(const char* policy, int ncpus) {
   starpu_conf conf;
@@ -101,10 +109,7 @@ std::vector<BatchResult> run(const std::string& policy, int batches, const std::
   for (int b = 0; b < batches; ++b) {
     std::fill(ran_on.begin(), ran_on.end(), -1);
     const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < kUnits; ++i)
-      EXPECT_EQ(starpu_task_insert(&codelet, STARPU_RW, handles[std::size_t(i)], STARPU_CL_ARGS_NFREE,
-                                   reinterpret_cast<void*>(intptr_t(i)), 0, 0),
-                0);
+    insert_units(handles, 0, kUnits);
     starpu_task_wait_for_all();
     BatchResult r;
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -539,10 +544,7 @@ int run_two_groups(bool explicit_end, bool idle_then_more = false) {
   // before the second is submitted, however slowly this thread runs on a loaded machine.
   starpu_pause();
   for (int group = 0; group < 2; ++group) {
-    for (int i = group * kUnits / 2; i < (group + 1) * kUnits / 2; ++i)
-      EXPECT_EQ(starpu_task_insert(&codelet, STARPU_RW, handles[std::size_t(i)], STARPU_CL_ARGS_NFREE,
-                                   reinterpret_cast<void*>(intptr_t(i)), 0, 0),
-                0);
+    insert_units(handles, group * kUnits / 2, (group + 1) * kUnits / 2);
     if (group == 0 && explicit_end) {
       EXPECT_TRUE(sched::end_batch_now());  // tasks still queued
     }
@@ -551,10 +553,7 @@ int run_two_groups(bool explicit_end, bool idle_then_more = false) {
   starpu_task_wait_for_all();
   if (idle_then_more) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the batch gap is 2 ms
-    for (int i = 0; i < kUnits / 2; ++i)
-      EXPECT_EQ(starpu_task_insert(&codelet, STARPU_RW, handles[std::size_t(i)], STARPU_CL_ARGS_NFREE,
-                                   reinterpret_cast<void*>(intptr_t(i)), 0, 0),
-                0);
+    insert_units(handles, 0, kUnits / 2);
     starpu_task_wait_for_all();
   }
   for (auto h : handles) starpu_data_unregister(h);
@@ -644,10 +643,7 @@ long idle_pops_around_a_pause(const char* nap_us) {
   ::testing::internal::CaptureStderr();
   for (int group = 0; group < 2; ++group) {
     if (group == 1) std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    for (int i = 10 * group; i < 10 * (group + 1); ++i)
-      EXPECT_EQ(starpu_task_insert(&codelet, STARPU_RW, handles[std::size_t(i)], STARPU_CL_ARGS_NFREE,
-                                   reinterpret_cast<void*>(intptr_t(i)), 0, 0),
-                0);
+    insert_units(handles, 10 * group, 10 * (group + 1));
     starpu_task_wait_for_all();
   }
   for (auto h : handles) starpu_data_unregister(h);
@@ -704,10 +700,7 @@ TEST(Batches, AWaitOnSomethingNotOursIsNotTheBatchsTime) {
   ::testing::internal::CaptureStderr();
   for (int half = 0; half < 2; ++half) {
     if (half == 1) std::this_thread::sleep_for(std::chrono::milliseconds(kWaitMs));  // the slow neighbour
-    for (int i = 20 * half; i < 20 * (half + 1); ++i)
-      EXPECT_EQ(starpu_task_insert(&codelet, STARPU_RW, handles[std::size_t(i)], STARPU_CL_ARGS_NFREE,
-                                   reinterpret_cast<void*>(intptr_t(i % kUnits)), 0, 0),
-                0);
+    insert_units(handles, 20 * half, 20 * (half + 1));
     starpu_task_wait_for_all();
   }
   EXPECT_TRUE(sched::end_batch_now());

@@ -711,11 +711,12 @@ void read_npy_rows_f32(const std::string& path, const NpyLayout& l, int row0, in
   const std::size_t item = l.f64 ? 8 : 4, first = std::size_t(row0) * std::size_t(l.cols);
   if (size != l.data_start + std::uint64_t(l.rows) * std::uint64_t(l.cols) * item)
     fail(path, "changed since its header was read (" + std::to_string(size) + " bytes now)");
-  if (fseeko(fc.f, off_t(l.data_start + first * item), SEEK_SET) != 0)
-    fail(path, "cannot seek to row " + std::to_string(row0) + " (" + errno_text(errno) + ")");
   const std::size_t n = std::size_t(rows) * std::size_t(l.cols);
-  if (l.f64) read_f64_values(fc.f, path, dst, n, first, l.cols);
-  else read_f32_parallel(path, off_t(l.data_start + first * item), dst, n, first, l.cols);
+  const off_t at = off_t(l.data_start + first * item);
+  if (!l.f64) return read_f32_parallel(path, at, dst, n, first, l.cols);
+  if (fseeko(fc.f, at, SEEK_SET) != 0)
+    fail(path, "cannot seek to row " + std::to_string(row0) + " (" + errno_text(errno) + ")");
+  read_f64_values(fc.f, path, dst, n, first, l.cols);
 }
 
 Array2D read_raw_f32(const std::string& path, long long rows, long long cols) {
