@@ -66,6 +66,13 @@ double parse_real(const std::string& flag, const std::string& v) {
   return x;
 }
 
+bool env_switch(const char* name, bool fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  if (std::strcmp(v, "0") == 0 || std::strcmp(v, "1") == 0) return *v == '1';
+  throw UsageError(std::string(name) + "='" + v + "' must be 0 or 1");
+}
+
 int run_main(const Program& p, int argc, char** argv, const std::function<int()>& body) {
   auto done = [&](int status) { return p.status ? p.status(status) : status; };
   if (help_requested(argc, argv)) {

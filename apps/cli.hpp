@@ -54,6 +54,8 @@ int parse_positive(const std::string& flag, const std::string& v);
 std::pair<int, int> parse_size(const std::string& flag, const std::string& v);
 // A real number (strtod's syntax).
 double parse_real(const std::string& flag, const std::string& v);
+// An environment switch `name`: `fallback` where unset or empty, else 0 or 1; UsageError otherwise.
+bool env_switch(const char* name, bool fallback);
 
 // What main does around the program's body.
 struct Program {

@@ -227,10 +227,7 @@ void relayout(const lwt::Plan& plan, bool to_mallat, const float* in, float* out
 
 // LWT2D_PREALLOCATE=0: the GPUs allocate during the first transform, as StarPU does by itself
 // (lwt::preallocate).
-bool preallocating() {
-  const char* v = std::getenv("LWT2D_PREALLOCATE");
-  return !(v && std::string(v) == "0");
-}
+bool preallocating() { return apps::env_switch("LWT2D_PREALLOCATE", true); }
 
 int run_file(const Options& o) {
   // Two images: the file is read into the buffer the transform does not read (forward: its

@@ -198,7 +198,7 @@ StarpuSession::StarpuSession(const char* default_policy, Init init, Shutdown shu
   // registered without memory, first used by a core) pinned where CUDA exists (cudaHostAlloc).
   // FNNDTPS_PIN_TEMPS=0: plain memory instead. Set before any handle is registered, so that
   // every main-memory buffer StarPU allocates is freed with the flags it was allocated with.
-  if (env_int("FNNDTPS_PIN_TEMPS", 1) == 0) starpu_malloc_on_node_set_default_flags(STARPU_MAIN_RAM, STARPU_MALLOC_COUNT);
+  if (!env_switch("FNNDTPS_PIN_TEMPS", true)) starpu_malloc_on_node_set_default_flags(STARPU_MAIN_RAM, STARPU_MALLOC_COUNT);
 }
 
 StarpuSession::~StarpuSession() { shutdown_(); }

@@ -600,32 +600,34 @@ void preallocate(const Plan& p, Pipeline pipeline, bool forward) {
   }
   if (nodes.empty()) return;
   // Handles's shapes: per unit the strips in, out, b (s: the inverse's; win: Steps'), and per
-  // level the halos to its neighbours.
-  // All held until the last is allocated: one freed earlier would serve the next of its size.
-  std::vector<starpu_data_handle_t> held;
-  const auto one = [&held](unsigned node, int cols, int rows) {
-    held.push_back(register_temp(cols, rows));
-    if (starpu_data_acquire_on_node(held.back(), int(node), STARPU_W) == 0) starpu_data_release_on_node(held.back(), int(node));
-  };
+  // level the halos to its neighbours, each on the GPU that takes the unit's share.
   const int U = p.units(), W = p.width(), share = (U + int(nodes.size()) - 1) / int(nodes.size());
+  const auto each_buffer = [&](auto&& buffer) {
+    for (int k = 0; k < U; ++k) {
+      const std::size_t g = std::size_t(k / share);
+      const int h = p.unit_rows(0, k);
+      for (int i = 0; i < (forward ? 3 : 4); ++i) buffer(g, W, h);
+      if (pipeline == Pipeline::Steps) buffer(g, W, cpu::window_rows(h, true, true));
+      for (int l = 0; l < p.levels(); ++l) {
+        if (p.has_above(k)) buffer(g, p.cols(l), kHalo);
+        if (p.has_below(k)) buffer(g, p.cols(l), kHalo);
+      }
+    }
+  };
   // Not where it would take more than half of what a GPU has free: the transform then
   // allocates as it goes, and StarPU evicts what it no longer needs.
-  const std::size_t strip = std::size_t(W) * std::size_t(p.unit_rows(0, 0)) * sizeof(float);
-  const std::size_t per_gpu = std::size_t(share) * (forward ? 3 : 4) * strip;
-  for (unsigned node : nodes) {
-    const starpu_ssize_t free = starpu_memory_get_available(node);
-    if (free >= 0 && per_gpu > std::size_t(free) / 2) return;
+  std::vector<std::size_t> bytes(nodes.size(), 0);
+  each_buffer([&](std::size_t g, int cols, int rows) { bytes[g] += std::size_t(cols) * std::size_t(rows) * sizeof(float); });
+  for (std::size_t g = 0; g < nodes.size(); ++g) {
+    const starpu_ssize_t free = starpu_memory_get_available(nodes[g]);
+    if (free >= 0 && bytes[g] > std::size_t(free) / 2) return;
   }
-  for (int k = 0; k < U; ++k) {
-    const unsigned node = nodes[std::size_t(k / share)];
-    const int h = p.unit_rows(0, k);
-    for (int i = 0; i < (forward ? 3 : 4); ++i) one(node, W, h);
-    if (pipeline == Pipeline::Steps) one(node, W, cpu::window_rows(h, true, true));
-    for (int l = 0; l < p.levels(); ++l) {
-      if (p.has_above(k)) one(node, p.cols(l), kHalo);
-      if (p.has_below(k)) one(node, p.cols(l), kHalo);
-    }
-  }
+  // All held until the last is allocated: one freed earlier would serve the next of its size.
+  std::vector<starpu_data_handle_t> held;
+  each_buffer([&](std::size_t g, int cols, int rows) {
+    held.push_back(register_temp(cols, rows));
+    if (starpu_data_acquire_on_node(held.back(), int(nodes[g]), STARPU_W) == 0) starpu_data_release_on_node(held.back(), int(nodes[g]));
+  });
   for (starpu_data_handle_t h : held) starpu_data_unregister(h);  // no home: nothing comes back
 }
 

@@ -94,6 +94,13 @@ fi
 for setting in FNNDTPS_SLOWDOWN=99:2 FNNDTPS_SLOWDOWN=0:nan FNNDTPS_HIDDEN=2.5; do
   ENV="$setting STARPU_SCHED=fnn-dtps" WORDS="^fnndtps: " expect_fail "$setting" demo --size 64
 done
+# The app's own switches take 0 or 1: anything else is one line, exit 2, before any work.
+for cmd in "forward --in $dir/x.npy --out $dir/p.npy" "demo --size 64"; do
+  ENV="LWT2D_PREALLOCATE=yes" WORDS="^lwt2d: LWT2D_PREALLOCATE='yes' must be 0 or 1" \
+    expect_fail "LWT2D_PREALLOCATE=yes (${cmd%% *})" $cmd
+done
+ENV="FNNDTPS_PIN_TEMPS=2" WORDS="^lwt2d: FNNDTPS_PIN_TEMPS='2' must be 0 or 1" expect_fail "FNNDTPS_PIN_TEMPS=2" demo --size 64
+[[ ! -e $dir/p.npy ]] || { fails=$((fails + 1)); echo "FAIL LWT2D_PREALLOCATE=yes left $dir/p.npy"; }
 # Output paths that cannot be written: found before any work, exit 2.
 mkdir -p "$dir/ro" "$dir/adir.npy"; chmod a-w "$dir/ro"
 ro=$dir/ro; touch "$ro/probe" 2>/dev/null && { rm -f "$ro/probe"; ro=/sys; }  # root writes anywhere but there
