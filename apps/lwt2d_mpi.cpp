@@ -36,6 +36,7 @@
 #include "apps/starpu_session.hpp"
 #include "codelets/lwt_tasks.hpp"
 #include "codelets/plan.hpp"
+#include "scheduler/trace.hpp"
 
 namespace {
 
@@ -463,6 +464,7 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
 
 int main(int argc, char** argv) {
   apps::mpi::keep_args(&argc, &argv);
+  sched::trace::set_describer(lwt::describe_task);  // each rank's trace names a task's unit and level
   // Usage and usage errors from rank 0 alone: every rank parses the same command line.
   return apps::run_main({"lwt2d-mpi", kUsage, apps::mpi::is_rank_zero(), apps::mpi::exit_status}, argc, argv, [&] {
     try {

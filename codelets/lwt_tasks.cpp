@@ -337,7 +337,7 @@ starpu_data_handle_t register_temp(int cols, int rows) {
 }
 
 // Builds and submits one task: handles with their access modes, in codelet order, at a
-// priority (stage_priority).
+// priority (unit_priority).
 class Submit {
  public:
   Submit(int op, Args a, int priority) : op_(op), args_(a), priority_(priority) { args_.op = op; }
@@ -573,6 +573,18 @@ void end_stats(std::vector<WorkerStats>* stats) {
 // (Ranking a stage's readers above its writers too was slower on the simulated h200x4.)
 int stage_priority(int stage) { return stage; }
 
+// Across ranks, the tasks of a unit within `levels` units of another rank's come before every
+// other: a unit's level l needs its neighbours' level l - 1, so a neighbouring rank's edge
+// unit waits on these, level after level. By the wavefront alone a rank reaches its last unit
+// last, and the rank below it, its first unit held at level 1, ends only after it.
+int unit_priority(int stage, int k, int units, int levels) {
+  if (ranks.size == 1) return stage_priority(stage);
+  const int r = ranks.of_unit(k, units);
+  const bool edge = ranks.of_unit(std::max(0, k - levels), units) != r ||
+                    ranks.of_unit(std::min(units - 1, k + levels), units) != r;  // a rank's units are contiguous
+  return stage_priority(stage) + (edge ? levels + 1 : 0);
+}
+
 // Submission follows a wavefront: step t submits the horizontal passes (l, k) with
 // k + 2l = t, then the vertical passes with k + 1 + 2l = t. Every halo is written (by the
 // horizontal pass of unit k+1 at the same step, or of k-1 earlier) before the vertical pass
@@ -638,27 +650,28 @@ void forward(const Plan& p, Pipeline pipeline, const float* image, float* units_
   {
     Handles hd(p, image, units_layout, false, pipeline == Pipeline::Steps);
     const int L = p.levels();
+    const auto prio = [&](int stage, int k) { return unit_priority(stage, k, p.units(), L); };
     auto horizontal = [&](int l, int k) {  // the horizontal pass, then the halos it owes
       if (l == L) return;
       const Args a = region(p, l, k);
       starpu_data_handle_t src = l == 0 ? hd.in[k] : hd.out[k];
       if (pipeline == Pipeline::Fused) {
-        Submit(kHFwd, a, stage_priority(l)).data(src, STARPU_R).data(hd.b[k], STARPU_W)
+        Submit(kHFwd, a, prio(l, k)).data(src, STARPU_R).data(hd.b[k], STARPU_W)
             .data_if(a.above, hd.top[l][k], STARPU_W).data_if(a.below, hd.bot[l][k], STARPU_W).go();
         return;
       }
-      Submit(kHSplit, a, stage_priority(l)).data(src, STARPU_R).data(hd.b[k], STARPU_W).go();
+      Submit(kHSplit, a, prio(l, k)).data(src, STARPU_R).data(hd.b[k], STARPU_W).go();
       for (int st = 0; st < kNumSteps; ++st) {
         Args sa = a;
         sa.step = st;
-        Submit(kHLift, sa, stage_priority(l)).data(hd.b[k], STARPU_RW).go();
+        Submit(kHLift, sa, prio(l, k)).data(hd.b[k], STARPU_RW).go();
       }
       if (a.above || a.below) {
         Args ha = a;
         ha.dir = int(Direction::Forward);
         ha.halo_h = a.h;
         ha.halo_w = a.w;
-        Submit(kHaloCopy, ha, stage_priority(l)).data(hd.b[k], STARPU_R)
+        Submit(kHaloCopy, ha, prio(l, k)).data(hd.b[k], STARPU_R)
             .data_if(a.above, hd.top[l][k], STARPU_W).data_if(a.below, hd.bot[l][k], STARPU_W).go();
       }
     };
@@ -666,17 +679,17 @@ void forward(const Plan& p, Pipeline pipeline, const float* image, float* units_
       const Args a = region(p, l, k);
       const starpu_data_access_mode out_mode = l == 0 ? STARPU_W : STARPU_RW;
       if (pipeline == Pipeline::Fused) {
-        Submit(kVFwd, a, stage_priority(l)).data(hd.b[k], STARPU_R).data(hd.out[k], out_mode)
+        Submit(kVFwd, a, prio(l, k)).data(hd.b[k], STARPU_R).data(hd.out[k], out_mode)
             .data_if(a.above, hd.above(l, k), STARPU_R).data_if(a.below, hd.below(l, k), STARPU_R).go();
       } else {
-        Submit(kVGather, a, stage_priority(l)).data(hd.b[k], STARPU_R).data(hd.win[k], STARPU_W)
+        Submit(kVGather, a, prio(l, k)).data(hd.b[k], STARPU_R).data(hd.win[k], STARPU_W)
             .data_if(a.above, hd.above(l, k), STARPU_R).data_if(a.below, hd.below(l, k), STARPU_R).go();
         for (int st = 0; st < kNumSteps; ++st) {
           Args sa = a;
           sa.step = st;
-          Submit(kVLift, sa, stage_priority(l)).data(hd.win[k], STARPU_RW).go();
+          Submit(kVLift, sa, prio(l, k)).data(hd.win[k], STARPU_RW).go();
         }
-        Submit(kVScatter, a, stage_priority(l)).data(hd.win[k], STARPU_R).data(hd.out[k], out_mode).go();
+        Submit(kVScatter, a, prio(l, k)).data(hd.win[k], STARPU_R).data(hd.out[k], out_mode).go();
       }
       // The unit's coefficients may go home as soon as its last task ends, and its work
       // strips' memory serves the units after it.
@@ -705,6 +718,7 @@ void inverse(const Plan& p, Pipeline pipeline, const float* units_layout, float*
   {
     Handles hd(p, units_layout, image, true, pipeline == Pipeline::Steps);
     const int L = p.levels();
+    const auto prio = [&](int stage, int k) { return unit_priority(stage, k, p.units(), L); };
     auto writer = [&](int j, int k) {
       if (j == 0) {  // B starts as a copy of the kept coefficients; the coarsest halos come with it
         Args a = region(p, L - 1, k);
@@ -714,7 +728,7 @@ void inverse(const Plan& p, Pipeline pipeline, const float* units_layout, float*
         a.w = p.width();
         a.halo_h = p.unit_rows(L - 1, k);
         a.halo_w = p.cols(L - 1);
-        Submit(kInvCopy, a, stage_priority(j)).data(hd.in[k], STARPU_R).data(hd.b[k], STARPU_W)
+        Submit(kInvCopy, a, prio(j, k)).data(hd.in[k], STARPU_R).data(hd.b[k], STARPU_W)
             .data_if(a.above, hd.top[L - 1][k], STARPU_W).data_if(a.below, hd.bot[L - 1][k], STARPU_W).go();
         return;
       }
@@ -734,25 +748,25 @@ void inverse(const Plan& p, Pipeline pipeline, const float* units_layout, float*
       }
       const int hl = l > 0 ? l - 1 : 0;
       if (pipeline == Pipeline::Fused) {
-        Submit(kHInv, ha, stage_priority(j)).data(hd.s[k], STARPU_R).data(dst, mode)
+        Submit(kHInv, ha, prio(j, k)).data(hd.s[k], STARPU_R).data(dst, mode)
             .data_if(ha.above, hd.top[hl][k], STARPU_W).data_if(ha.below, hd.bot[hl][k], STARPU_W).go();
       } else {
         for (int st = kNumSteps - 1; st >= 0; --st) {
           Args sa = a;
           sa.step = st;
-          Submit(kHLift, sa, stage_priority(j)).data(hd.s[k], STARPU_RW).go();
+          Submit(kHLift, sa, prio(j, k)).data(hd.s[k], STARPU_RW).go();
         }
         Args ma = ha;
         ma.above = ma.below = 0;
-        Submit(kHMerge, ma, stage_priority(j)).data(hd.s[k], STARPU_R).data(dst, mode).go();
+        Submit(kHMerge, ma, prio(j, k)).data(hd.s[k], STARPU_R).data(dst, mode).go();
         if (ha.above || ha.below) {
           ha.dir = int(Direction::Inverse);
-          Submit(kHaloCopy, ha, stage_priority(j)).data(dst, STARPU_R)
+          Submit(kHaloCopy, ha, prio(j, k)).data(dst, STARPU_R)
               .data_if(ha.above, hd.top[hl][k], STARPU_W).data_if(ha.below, hd.bot[hl][k], STARPU_W).go();
         }
       }
       if (l == 0) {
-        if (then) then->strip(k, hd.out[k], stage_priority(j));
+        if (then) then->strip(k, hd.out[k], prio(j, k));
         else starpu_data_wont_use(hd.out[k]);
         hd.done_with(k);
       }
@@ -762,18 +776,18 @@ void inverse(const Plan& p, Pipeline pipeline, const float* units_layout, float*
       Args a = region(p, l, k);
       a.dir = int(Direction::Inverse);
       if (pipeline == Pipeline::Fused) {
-        Submit(kVInv, a, stage_priority(j)).data(hd.b[k], STARPU_R).data(hd.s[k], STARPU_W)
+        Submit(kVInv, a, prio(j, k)).data(hd.b[k], STARPU_R).data(hd.s[k], STARPU_W)
             .data_if(a.above, hd.above(l, k), STARPU_R).data_if(a.below, hd.below(l, k), STARPU_R).go();
         return;
       }
-      Submit(kVGatherInv, a, stage_priority(j)).data(hd.b[k], STARPU_R).data(hd.win[k], STARPU_W)
+      Submit(kVGatherInv, a, prio(j, k)).data(hd.b[k], STARPU_R).data(hd.win[k], STARPU_W)
           .data_if(a.above, hd.above(l, k), STARPU_R).data_if(a.below, hd.below(l, k), STARPU_R).go();
       for (int st = kNumSteps - 1; st >= 0; --st) {
         Args sa = a;
         sa.step = st;
-        Submit(kVLift, sa, stage_priority(j)).data(hd.win[k], STARPU_RW).go();
+        Submit(kVLift, sa, prio(j, k)).data(hd.win[k], STARPU_RW).go();
       }
-      Submit(kVScatterInv, a, stage_priority(j)).data(hd.win[k], STARPU_R).data(hd.s[k], STARPU_W).go();
+      Submit(kVScatterInv, a, prio(j, k)).data(hd.win[k], STARPU_R).data(hd.s[k], STARPU_W).go();
     };
     wavefront(p.units(), L, writer, reader);
     hd.wait();

@@ -148,6 +148,17 @@ inline int unit_class(const UnitPlan& plan, std::size_t k) {
   if (!plan.splits() || k >= plan.units) return -1;
   return k < plan.cpu ? 0 : 1;
 }
+// A unit whose first task comes above StarPU's default priority is urgent: the application
+// says that other work waits on it (an MPI rank's edge units, on which the neighbouring rank
+// waits level after level). Where the batch splits, it goes to the GPU class, which ends a
+// unit in a fraction of a core's time, and the CPU class takes the first units seen of the
+// others.
+inline bool urgent_unit(int priority) { return priority > 0; }  // 0: STARPU_DEFAULT_PRIO
+// The class of the batch's k-th new unit, `urgent` of the k before it urgent.
+inline int unit_class(const UnitPlan& plan, std::size_t k, bool is_urgent, std::size_t urgent) {
+  if (!plan.splits() || k >= plan.units) return -1;
+  return is_urgent ? 1 : unit_class(plan, k - std::min(k, urgent));
+}
 
 // A unit is the set of large handles that tasks touch together; a handle under a quarter of
 // the task's largest (a strip's halo rows) joins no unit. A batch is split by units only when

@@ -75,8 +75,10 @@ UnitTable::Place unit_split(Policy& p, CodeletState& c, starpu_task* task, unsig
   const auto units_of = [&](const WorkerSlot& s) {
     return s.batch.id.load(std::memory_order_relaxed) == batch ? s.batch.units.load(std::memory_order_relaxed) : 0;
   };
+  const bool urgent = dd::urgent_unit(task->priority);
   const auto assign = [&](std::size_t k) {
-    UnitTable::Place pl{dd::unit_class(plan, k), -1};
+    const auto before = std::size_t(std::max(0L, urgent ? p.split.batch_urgent.fetch_add(1) : p.split.batch_urgent.load()));
+    UnitTable::Place pl{dd::unit_class(plan, k, urgent, before), -1};
     if (pl.cls < 0) return pl;
     if (pl.cls == 1) {
       // Several GPUs: seed 000 eq. (7) within the class, whole units in proportion to each
@@ -124,6 +126,7 @@ UnitTable::Place unit_split(Policy& p, CodeletState& c, starpu_task* task, unsig
 void plan_units(Policy& p, const BatchEnd& b, Opened& opened, bool cold) {
   CodeletState* dominant = b.dominant;
   const auto n = std::size_t(std::max(0L, p.split.batch_units.exchange(0)));
+  p.split.batch_urgent = 0;
   const double local = p.split.local_work.exchange(0), all = p.split.unit_work.exchange(0);
   const double cpu = p.split.cpu_unit_us.exchange(0);
   int k[2] = {0, 0};

@@ -339,12 +339,12 @@ struct Opened {
 
 // DTPS by units (dtps_dispatch.hpp; dtps_feedback): the open batch's plan, and what its tasks
 // tell the next: units first seen, the work of tasks local to their unit and of all with a
-// unit, their expected time on one CPU worker (us). `plans`, `opener`, `last_plan` under
-// batch_mutex.
+// unit, their expected time on one CPU worker (us); of those units, the urgent ones
+// (dd::urgent_unit). `plans`, `opener`, `last_plan` under batch_mutex.
 struct UnitSplit {
   UnitTable units;
   std::atomic<std::size_t> plan_units{0}, plan_cpu{0};
-  std::atomic<long> batch_units{0};
+  std::atomic<long> batch_units{0}, batch_urgent{0};
   std::atomic<double> local_work{0}, unit_work{0}, cpu_unit_us{0};
   std::map<const starpu_codelet*, Opened> plans;
   const starpu_codelet* opener = nullptr;  // the codelet that opened the current batch

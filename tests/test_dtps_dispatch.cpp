@@ -252,6 +252,27 @@ TEST(DtpsUnits, PlanGivesTheFirstUnitsToTheCpuClass) {
   EXPECT_EQ(dd::unit_class(dd::UnitPlan{}, 0), -1);
 }
 
+// An MPI rank's edge units come first (lwt's unit_priority) and are urgent: the GPU class takes
+// them, and the CPU class the first 13 of the others, so that it keeps its count.
+TEST(DtpsUnits, UrgentUnitsGoToTheGpuClassAndTheCpuClassKeepsItsCount) {
+  EXPECT_FALSE(dd::urgent_unit(0)) << "StarPU's default priority";
+  EXPECT_FALSE(dd::urgent_unit(-3));
+  EXPECT_TRUE(dd::urgent_unit(5));
+  const dd::UnitPlan plan{76, 13};
+  std::size_t urgent = 0, cpu = 0;
+  for (std::size_t k = 0; k < 76; ++k) {
+    const bool is_urgent = k < 4;  // the first 4 seen, as a rank's edge units are
+    const int cls = dd::unit_class(plan, k, is_urgent, urgent);
+    if (is_urgent) EXPECT_EQ(cls, 1) << "urgent unit " << k;
+    else EXPECT_EQ(cls, k < 4 + 13 ? 0 : 1) << "unit " << k;
+    urgent += is_urgent;
+    cpu += cls == 0;
+  }
+  EXPECT_EQ(cpu, 13u);
+  EXPECT_EQ(dd::unit_class(plan, 76, true, 4), -1) << "beyond the plan: placement decides";
+  EXPECT_EQ(dd::unit_class(dd::UnitPlan{76, 0}, 0, true, 0), -1) << "no split: placement decides";
+}
+
 TEST(DtpsUnits, HalosJoinNoUnitTilesDo) {
   const double strip = 256.0 * 16384 * 4, halo = 4.0 * 16384 * 4;
   EXPECT_TRUE(dd::small_handle(halo, strip));
