@@ -574,9 +574,9 @@ void end_stats(std::vector<WorkerStats>* stats) {
 int stage_priority(int stage) { return stage; }
 
 // Across ranks, the tasks of a unit within `levels` units of another rank's come before every
-// other: a unit's level l needs its neighbours' level l - 1, so a neighbouring rank's edge
-// unit waits on these, level after level. By the wavefront alone a rank reaches its last unit
-// last, and the rank below it, its first unit held at level 1, ends only after it.
+// other: each level's vertical pass reads the neighbours' horizontal pass of that level, so the
+// neighbouring rank's edge units wait on these level after level. By the wavefront alone a
+// rank would reach its last units last, and hold the rank after it until then.
 int unit_priority(int stage, int k, int units, int levels) {
   if (ranks.size == 1) return stage_priority(stage);
   const int r = ranks.of_unit(k, units);
