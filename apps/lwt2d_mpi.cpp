@@ -36,6 +36,7 @@
 #include "apps/starpu_session.hpp"
 #include "codelets/lwt_tasks.hpp"
 #include "codelets/plan.hpp"
+#include "scheduler/plugin.hpp"  // sched::decision
 #include "scheduler/trace.hpp"
 
 namespace {
@@ -128,10 +129,12 @@ std::vector<int> units_by_finish(int units, const std::vector<apps::mpi::RankSpe
 // --gather on rank 0, lwt::unit_home_us), so that halos (and the transfers to rank 0) count,
 // not only its workers' busy time; its work
 // is its units, and the throughput the makespan guard compares is the transform's units over
-// its time. Prints each node's round (seed 001 §1.3 between its two halves) and returns the
-// ranks' shares for the next transform.
+// its time. A node with a rank in `warming` keeps its share (RankDtps::end_round). Prints each
+// node's round (seed 001 §1.3 between its two halves) and returns the ranks' shares for the
+// next transform.
 std::vector<double> dtps_step(apps::mpi::RankDtps& dtps, const std::vector<int>& owner,
-                              const std::vector<double>& home_us, double t0_us, double ms) {
+                              const std::vector<double>& home_us, double t0_us, double ms,
+                              const std::vector<bool>& warming) {
   std::vector<double> t(std::size_t(dtps.ranks()), 0.0), count(std::size_t(dtps.ranks()), 0.0);
   for (std::size_t k = 0; k < owner.size() && k < home_us.size(); ++k) {
     const std::size_t q = std::size_t(owner[k]);
@@ -139,8 +142,13 @@ std::vector<double> dtps_step(apps::mpi::RankDtps& dtps, const std::vector<int>&
     ++count[q];
   }
   using Dtps = apps::mpi::RankDtps;
-  for (const Dtps::NodeRound& u : dtps.end_round(t, count, ms)) {
+  for (const Dtps::NodeRound& u : dtps.end_round(t, count, ms, warming)) {
     const std::string a = Dtps::group(u.lo, u.mid), b = Dtps::group(u.mid, u.hi);
+    if (u.warming) {
+      std::printf("dtps: %sa rank's policy warmed up a co-run, %s's share %.3f kept\n", dtps.prefix(u).c_str(), a.c_str(),
+                  u.share_after);
+      continue;
+    }
     if (u.skipped) {
       std::printf("dtps: %sno units, %s's share %.3f kept\n", dtps.prefix(u).c_str(), a.c_str(), u.share_after);
       continue;
@@ -368,6 +376,7 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
   // gemm-mpi), on rank 0, started at the model's split once a transform ran by the model (the
   // first one's speeds may be the policy's start values).
   std::unique_ptr<apps::mpi::RankDtps> dtps;
+  long warm_ups = 0;  // this rank's policy's, as of the last transform (sched::Decision::warm_ups)
   for (int r = 0; r < o.repeat; ++r) {
     lwt::set_unit_ranks(owner);
     for (int k = 0; k < plan.units() && local && !apps::kSimulated; ++k)
@@ -404,6 +413,15 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
       std::printf("%s %d: %.2f ms, %.2f GB/s host to host\n", o.command.c_str(), r, times.back(),
                   2.0 * double(n) * 4 / (times.back() * 1e6));
     speeds = apps::mpi::all_rank_speeds(speeds);
+    // Each rank's policy: whether it warmed up a co-run in this transform (its first, which
+    // its own DTPS does not judge either): that rank's time then says little of its share.
+    std::vector<bool> warming;
+    {
+      const auto d = sched::decision();
+      const long now = d ? d->warm_ups : 0;
+      for (const double w : apps::mpi::all_gather({double(now - warm_ups)})) warming.push_back(w > 0);
+      warm_ups = now;
+    }
     if (r + 1 == o.repeat || shares == Options::Shares::Even) continue;
     if (dtps) {
       std::vector<double> home = lwt::unit_home_us();
@@ -414,7 +432,7 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
         for (std::size_t i = 0; i < all.size(); ++i) home[i % home.size()] = std::max(home[i % home.size()], all[i]);
         since = 0;
       }
-      if (rank == 0) planned = dtps_step(*dtps, owner, home, since, times.back());
+      if (rank == 0) planned = dtps_step(*dtps, owner, home, since, times.back(), warming);
       apps::mpi::broadcast(planned);
       owner = units_by_shares(plan.units(), planned);
     } else if (apps::mpi::all_known(speeds)) {

@@ -26,6 +26,7 @@ class RankDtps {
     double t_first = 0, t_second = 0;       // each half's time: its latest rank's that had work, ms
     double work_first = 0, work_second = 0; // the work each half ran (the caller's unit)
     bool skipped = false;                   // no work in the node (a parent ran the other half alone)
+    bool warming = false;                   // ... or one of its ranks was warming up: not judged
     sched::DtpsUpdate update;               // the controller's round (default when skipped)
     double share_before = 0;                // the first half's share of the node's work it ran
     double share_after = 0;                 // ... and its share for the next round (alpha)
@@ -70,11 +71,14 @@ class RankDtps {
   // t_first = the latest time among the first half's ranks that had work, t_second likewise,
   // the realised share = the first half's work over the node's. `makespan_ms`: the round's
   // time, for the makespan guard (the root's throughput is its work over it, an inner node's its
-  // work over its latest half's time); NaN: no guard. A node without work is skipped. Returns
-  // each node's round, in pre-order.
+  // work over its latest half's time); NaN: no guard. A node without work is skipped, and so is
+  // one with a rank whose `warming[r]` is set (its time is not that of its share: its own policy
+  // was trying a split it had not run before). Returns each node's round, in pre-order.
   std::vector<NodeRound> end_round(const std::vector<double>& times_ms, const std::vector<double>& work,
-                                   double makespan_ms = std::numeric_limits<double>::quiet_NaN()) {
-    if (times_ms.size() != std::size_t(ranks_) || work.size() != std::size_t(ranks_))
+                                   double makespan_ms = std::numeric_limits<double>::quiet_NaN(),
+                                   const std::vector<bool>& warming = {}) {
+    if (times_ms.size() != std::size_t(ranks_) || work.size() != std::size_t(ranks_) ||
+        (!warming.empty() && warming.size() != std::size_t(ranks_)))
       throw std::invalid_argument("RankDtps::end_round: one time and one work a rank");
     std::vector<NodeRound> out;
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
@@ -88,7 +92,8 @@ class RankDtps {
         half = std::fmax(half, t);
       }
       const double node_work = u.work_first + u.work_second;
-      if (!(node_work > 0)) {
+      for (int r = n.lo; r < n.hi && !warming.empty(); ++r) u.warming = u.warming || warming[std::size_t(r)];
+      if (!(node_work > 0) || u.warming) {
         u.skipped = true;
         u.share_before = u.share_after = n.dtps.alpha();
       } else {
@@ -112,7 +117,7 @@ class RankDtps {
   // A node's case as its halves: seed 001's "CPU overloaded" (its first class late) is the
   // first half late, "GPU overloaded" the second.
   static std::string case_name(const NodeRound& u) {
-    if (u.skipped) return "no work, skipped";
+    if (u.skipped) return u.warming ? "a rank warming up, skipped" : "no work, skipped";
     if (u.update.kind == sched::DtpsCase::CpuOverloaded) return group(u.lo, u.mid) + " late";
     if (u.update.kind == sched::DtpsCase::GpuOverloaded) return group(u.mid, u.hi) + " late";
     return sched::to_string(u.update.kind);

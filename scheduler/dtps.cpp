@@ -157,6 +157,7 @@ DtpsUpdate DtpsController::end_batch(double t_cpu, double t_gpu, std::optional<d
     DtpsUpdate u;
     u.kind = DtpsCase::Ignored;
     u.reason = "the first co-run after a batch alone is a warm-up";
+    u.warm_up = true;
     u.m_before = u.m_after = delay_coefficient(t_cpu, t_gpu);
     u.alpha_before = realised;
     u.alpha = alpha();

@@ -111,6 +111,7 @@ struct DtpsUpdate {
   int turn = 0;               // adjusting rounds after this one
   int iterations = 0;         // inner iterations of this round (0 unless case (2) or (3))
   bool saturated = false;     // stopped at a bound of [min_share, 1 - min_share]
+  bool warm_up = false;       // the run's first co-run, which neither seed 001 nor the guard judges
   std::string reason;         // why, when Ignored or Fixed; empty otherwise
 };
 

@@ -209,6 +209,7 @@ BatchEnd dtps_feedback(Policy& p, double job_end, bool cold) {
       if (&c != dominant && w > 0) c.alpha = alone ? ctl.alpha() : -1.0, c.stale = true;
     });
   p.last_dtps = std::string(to_string(u.kind)) + (u.reason.empty() ? "" : ": " + u.reason);
+  p.warm_ups += u.warm_up ? 1 : 0;
   if (p.cfg.verbose)
     std::fprintf(stderr,
                  "fnndtps: batch %d %s: makespan %.3f ms (%.3f waited), T_cpu %.3f ms T_gpu %.3f ms, m %.3f (%s%s%s) "

@@ -47,6 +47,7 @@ struct Decision {
   std::string policy, codelet;
   double alpha = -1;  // < 0: no DTPS share
   std::string dtps;   // the controller's last decision
+  long warm_ups = 0;  // batches so far that were a co-run's warm-up, which the controller did not judge
   std::vector<Worker> workers;
 };
 std::optional<Decision> decision();

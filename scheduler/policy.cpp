@@ -760,6 +760,7 @@ std::optional<Decision> decision() {
   {
     std::lock_guard<Mutex> bg(p->batch_mutex);
     d.dtps = p->last_dtps;
+    d.warm_ups = p->warm_ups;
   }
   double total = 0;
   for (const WorkerSlot& s : p->workers)

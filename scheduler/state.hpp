@@ -376,6 +376,7 @@ struct Policy {
   std::atomic<int> running_in_class[2] = {0, 0};  // emulation only: `running` entries, CPU / GPU class
   std::vector<std::string> log;  // summary lines, under batch_mutex
   std::string last_dtps;         // the controller's last decision, under batch_mutex
+  long warm_ups = 0;             // batches that were a co-run's warm-up (DtpsUpdate::warm_up), under batch_mutex
   // Pushes from threads that are no worker's (the program's, possibly several at once).
   SharedSpent app_spent;
 };

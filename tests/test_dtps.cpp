@@ -698,8 +698,10 @@ TEST(Guard, TheFirstCoRunAfterABatchAloneIsAWarmUp) {
   DtpsController c(DtpsConfig{}, DtpsState{0.3, 0, 0});
   DtpsUpdate u = c.end_batch(0, 5, 0.0, 2.0);            // alone first: nothing to compare with
   EXPECT_EQ(u.kind, DtpsCase::Ignored) << u.reason;
+  EXPECT_FALSE(u.warm_up) << "a batch alone is no co-run's warm-up";
   u = c.end_batch(30, 10, 0.3, 0.5);                     // a cold co-run, 4x slower: not judged
   EXPECT_EQ(u.kind, DtpsCase::Ignored) << "neither by seed 001 (m = 0.67) nor by the guard";
+  EXPECT_TRUE(u.warm_up) << "what an MPI rank's DTPS is told (RankDtps::end_round's warming)";
   EXPECT_DOUBLE_EQ(c.alpha(), 0.3);
   u = c.end_batch(10, 10, 0.3, 1.0);                     // still slower than alone: back off
   EXPECT_EQ(u.kind, DtpsCase::Guarded);

@@ -122,3 +122,25 @@ TEST(RankDtps, HalvesOnDifferentHostsAreIndependent) {
   EXPECT_FALSE(unknown.controller(0).config().independent_classes);
   EXPECT_THROW(RankDtps(2, {}, sched::DtpsConfig{}, {1.0}), std::invalid_argument);
 }
+
+// A rank whose policy warmed up a co-run in the round: every node over it keeps its share, the
+// others judge their halves as usual.
+TEST(RankDtps, ANodeWithARankWarmingUpKeepsItsShare) {
+  RankDtps tree(4);
+  const double root = tree.controller(0).alpha(), left = tree.controller(1).alpha();
+  const std::vector<RankDtps::NodeRound> u =
+      tree.end_round({10, 30, 10, 10}, {1, 1, 1, 1}, 30.0, {false, true, false, false});
+  ASSERT_EQ(u.size(), 3u);
+  EXPECT_TRUE(u[0].skipped && u[0].warming) << "the root holds rank 1";
+  EXPECT_TRUE(u[1].skipped && u[1].warming) << "ranks 0-1 hold rank 1";
+  EXPECT_FALSE(u[2].skipped || u[2].warming) << "ranks 2-3 do not";
+  EXPECT_EQ(tree.controller(0).alpha(), root);
+  EXPECT_EQ(tree.controller(1).alpha(), left) << "rank 1's 30 ms against rank 0's 10 would have moved it";
+  EXPECT_EQ(RankDtps::case_name(u[1]), "a rank warming up, skipped");
+  EXPECT_NEAR(sum(tree.shares()), 1.0, 1e-12);
+  // Without the flag the same round moves ranks 0-1's share.
+  RankDtps plain(4);
+  plain.end_round({10, 30, 10, 10}, {1, 1, 1, 1}, 30.0);
+  EXPECT_GT(plain.controller(1).alpha(), left);
+  EXPECT_THROW(tree.end_round({1, 1, 1, 1}, {1, 1, 1, 1}, 1.0, {true}), std::invalid_argument);
+}
