@@ -67,7 +67,9 @@ const char* const kUsage =
     "  each half of 2 ranks or more, its line naming it and A its first part's share of the half's units:\n"
     "    dtps: ranks 1-2: rank 1 T1 ms for N1 units, rank 2 T2 ms for N2, m M (CASE), rank 1's share A -> B\n"
     "  (\"dtps: ranks 1-2: no units, ...\" where the half had none). CASE: the later part (\"rank 1 late\")\n"
-    "  or the controller's case (balanced, probe, guarded, ...).\n"
+    "  or the controller's case (balanced, probe, guarded, ...). A part with a rank whose policy warmed up a\n"
+    "  co-run of its CPUs and GPUs in the run keeps its share (\"dtps: ...a rank's policy warmed up a co-run,\n"
+    "  rank 0's share A kept\").\n"
     "  even: as many units each, every run. Defaults: 4 levels, 1 run.\n"
     "  Built for simulation (SimGrid's SMPI, run by StarPU's starpu_smpirun): --size S or RxC instead of\n"
     "  --in and --out (no data is computed, so none is read or written).\n";
