@@ -65,7 +65,8 @@ const char* const kUsage =
     "  with R > 2 by halves, one line each: all ranks (3: rank 0 against ranks 1-2), then each half of\n"
     "  2 ranks or more, its line naming it and A its first part's share of the half's blocks:\n"
     "    dtps: ranks 1-2: rank 1 T1 ms, rank 2 T2 ms, m M (CASE), rank 1's share A -> B\n"
-    "  CASE: the later part (\"rank 1 late\") or the controller's. --check gathers C on rank 0 and compares\n"
+    "  CASE: the later part (\"rank 1 late\") or the controller's; a part with a rank whose policy warmed up\n"
+    "  a co-run of its CPUs and GPUs in the product keeps its share. --check gathers C on rank 0 and compares\n"
     "  it with a plain reference product there: max|C - C_ref| / max|C_ref|, tolerance 1e-5 (s) or\n"
     "  1e-12 (d); exit status 1 beyond it. Each rank's workers and policy come from StarPU's environment.\n";
 
@@ -240,6 +241,7 @@ int run(const Options& o) {
   // Rank 0 as seed 001's first class against rank 1, or by halves (every rank the same tree).
   apps::mpi::RankDtps dtps(ranks);
   std::vector<double> busy_before;
+  long warm_ups = 0;  // this rank's policy's co-run warm-ups, as of the last product (all_warming)
   const Grid grid(ranks);
   const std::vector<int> rows = gemm::blocks(o.m, {o.tile}), cols = gemm::blocks(o.n, {o.tile});
   const int mt = int(rows.size()), nt = int(cols.size());
@@ -302,15 +304,19 @@ int run(const Options& o) {
         mine_ms = std::max(mine_ms, busy[w] - (w < busy_before.size() ? busy_before[w] : 0.0));
       busy_before = busy;
       const std::vector<double> t = apps::mpi::all_gather({mine_ms});
+      const std::vector<bool> warming = apps::mpi::all_warming(warm_ups);
       std::vector<double> work(t.size(), 0.0);  // each rank's flops / 2k
       for (int i = 0; i < mt; ++i)
         for (int j = 0; j < nt; ++j)
           work[std::size_t(owner[std::size_t(i * nt + j)])] += double(rows[std::size_t(i)]) * cols[std::size_t(j)];
       using Dtps = apps::mpi::RankDtps;
-      for (const Dtps::NodeRound& u : dtps.end_round(t, work)) {  // seed 001 §1.3 at each node
+      for (const Dtps::NodeRound& u : dtps.end_round(t, work, NAN, warming)) {  // seed 001 §1.3 at each node
         if (rank != 0) continue;
         const std::string node = dtps.prefix(u), first = Dtps::group(u.lo, u.mid), second = Dtps::group(u.mid, u.hi);
-        if (u.skipped)
+        if (u.warming)
+          std::printf("dtps: %sa rank's policy warmed up a co-run, %s's share %.3f kept\n", node.c_str(), first.c_str(),
+                      u.share_after);
+        else if (u.skipped)
           std::printf("dtps: %sno blocks, %s's share %.3f kept\n", node.c_str(), first.c_str(), u.share_after);
         else
           std::printf("dtps: %s%s %.3f ms, %s %.3f ms, m %.3f (%s), %s's share %.3f -> %.3f\n", node.c_str(),

@@ -36,7 +36,6 @@
 #include "apps/starpu_session.hpp"
 #include "codelets/lwt_tasks.hpp"
 #include "codelets/plan.hpp"
-#include "scheduler/plugin.hpp"  // sched::decision
 #include "scheduler/trace.hpp"
 
 namespace {
@@ -378,7 +377,7 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
   // gemm-mpi), on rank 0, started at the model's split once a transform ran by the model (the
   // first one's speeds may be the policy's start values).
   std::unique_ptr<apps::mpi::RankDtps> dtps;
-  long warm_ups = 0;  // this rank's policy's, as of the last transform (sched::Decision::warm_ups)
+  long warm_ups = 0;  // this rank's policy's co-run warm-ups, as of the last transform (all_warming)
   for (int r = 0; r < o.repeat; ++r) {
     lwt::set_unit_ranks(owner);
     for (int k = 0; k < plan.units() && local && !apps::kSimulated; ++k)
@@ -415,15 +414,7 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
       std::printf("%s %d: %.2f ms, %.2f GB/s host to host\n", o.command.c_str(), r, times.back(),
                   2.0 * double(n) * 4 / (times.back() * 1e6));
     speeds = apps::mpi::all_rank_speeds(speeds);
-    // Each rank's policy: whether it warmed up a co-run in this transform (its first, which
-    // its own DTPS does not judge either): that rank's time then says little of its share.
-    std::vector<bool> warming;
-    {
-      const auto d = sched::decision();
-      const long now = d ? d->warm_ups : 0;
-      for (const double w : apps::mpi::all_gather({double(now - warm_ups)})) warming.push_back(w > 0);
-      warm_ups = now;
-    }
+    const std::vector<bool> warming = apps::mpi::all_warming(warm_ups);  // in this transform
     if (r + 1 == o.repeat || shares == Options::Shares::Even) continue;
     if (dtps) {
       std::vector<double> home = lwt::unit_home_us();

@@ -176,6 +176,15 @@ std::vector<RankSpeed> all_rank_speeds(const std::vector<RankSpeed>& last) {
   return speeds;
 }
 
+std::vector<bool> all_warming(long& seen) {
+  const auto d = sched::decision();
+  const long now = d ? d->warm_ups : 0;
+  std::vector<bool> warming;
+  for (const double w : all_gather({double(now - seen)})) warming.push_back(w > 0);
+  seen = now;
+  return warming;
+}
+
 std::vector<double> worker_busy_ms() {
   std::vector<double> busy;
   const auto d = sched::decision();

@@ -42,6 +42,10 @@ RankSpeed rank_speed();
 // Every rank's, in rank order (collective over MPI_COMM_WORLD); a rank whose policy has no speed
 // yet keeps the one it had in `last`.
 std::vector<RankSpeed> all_rank_speeds(const std::vector<RankSpeed>& last);
+// Each rank's, in rank order (collective): whether its policy warmed up a co-run of its CPUs
+// and GPUs since `seen` (this rank's sched::Decision::warm_ups then; updated). Its time over
+// that span says little of its share: RankDtps::end_round's `warming`.
+std::vector<bool> all_warming(long& seen);
 // Each of this rank's workers' time in that codelet so far, in ms (empty as rank_speed's NaN).
 std::vector<double> worker_busy_ms();
 
