@@ -58,7 +58,8 @@ const char* const kUsage =
     "  median of all but the first is the RESULT). The first run gives each rank as many contiguous units;\n"
     "  --shares model: each later run gives them by the ranks' speeds under our policy in the one before,\n"
     "  each unit to the rank that would finish first (a rank too slow for one unit gets none); dtps (the\n"
-    "  default with 2 ranks or more): two runs by the model, then seed 001's DTPS corrects the ranks'\n"
+    "  default with 2 ranks or more): two runs by the model (ranks on hosts of their own with the same\n"
+    "  workers: as many units each), then seed 001's DTPS corrects the ranks'\n"
     "  shares from when each rank's results were complete (gathered: reached rank 0), halos included: with 2 ranks\n"
     "  between rank 0 and rank 1, one line a run\n"
     "    dtps: rank 0 T0 ms for N0 units, rank 1 T1 ms for N1, m M (CASE), rank 0's share A -> B\n"
@@ -334,6 +335,13 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
   std::unique_ptr<io::NpyRows> writer;  // this rank's writer into it
   const std::vector<double> hosts = apps::mpi::all_hosts();  // nodes apart need not be probed alone
   const bool one_host = std::all_of(hosts.begin(), hosts.end(), [&](double h) { return h == hosts[0]; });
+  // Nodes alike (the same workers, each rank on a host of its own): their shares start equal,
+  // not from the live speeds of a first transform (35% apart between simulated h200 nodes).
+  const std::vector<double> workers = apps::mpi::all_workers();
+  std::vector<double> distinct = hosts;
+  std::sort(distinct.begin(), distinct.end());
+  const bool alike = ranks > 1 && std::adjacent_find(distinct.begin(), distinct.end()) == distinct.end() &&
+                     std::all_of(workers.begin(), workers.end(), [&](double w) { return w == workers[0]; });
   bool scatter = ranks > 1 && !o.gather && (o.scatter || !one_host);
   if (scatter && !apps::kSimulated) scatter = open_output(o, rank, shape, parts, writer);
   lwt::set_gather_output(!scatter);
@@ -428,6 +436,10 @@ int transform(const Options& o, const apps::StarpuSession& session, int rank, in
       if (rank == 0) planned = dtps_step(*dtps, owner, home, since, times.back(), warming);
       apps::mpi::broadcast(planned);
       owner = units_by_shares(plan.units(), planned);
+    } else if (shares == Options::Shares::Dtps && alike) {  // DTPS from the even split, from the next transform
+      std::vector<double> count(std::size_t(ranks), 0.0);
+      for (const int q : owner) ++count[std::size_t(q)];
+      dtps = std::make_unique<apps::mpi::RankDtps>(ranks, count, sched::DtpsConfig{}, hosts);
     } else if (apps::mpi::all_known(speeds)) {
       owner = units_by_finish(plan.units(), speeds);
       double total = 0;

@@ -138,6 +138,17 @@ std::vector<double> all_hosts() {
 #endif
 }
 
+std::vector<double> all_workers() {
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a over the names, kept to 52 bits
+  for (unsigned w = 0; w < starpu_worker_get_count(); ++w) {
+    char name[128] = {};
+    starpu_worker_get_name(int(w), name, sizeof name - 1);
+    for (const char* c = name; *c; ++c) h = (h ^ static_cast<unsigned char>(*c)) * 1099511628211ull;
+    h = (h ^ 0xffu) * 1099511628211ull;  // a separator: "CPU 1" + "0" is not "CPU 10"
+  }
+  return all_gather({double(h & ((std::uint64_t(1) << 52) - 1))});
+}
+
 int exit_status(int status) {
 #ifdef STARPU_SIMGRID
   if (status != 0) {

@@ -27,6 +27,9 @@ void broadcast(std::string& s);  // rank 0's (a file name: a few numbers' worth)
 // Every rank's host, in rank order (collective): ranks with the same id share a host's memory.
 // Under SMPI each rank simulates a node of its own.
 std::vector<double> all_hosts();
+// Every rank's workers, in rank order (collective), as one number each: ranks with the same
+// number have the same workers (StarPU's names, which carry each device's model and memory).
+std::vector<double> all_workers();
 // Whether this process is rank 0, from the launcher's environment: usable before MPI starts,
 // so that a usage error is printed once, not once per rank.
 bool is_rank_zero();

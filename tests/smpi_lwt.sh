@@ -6,8 +6,8 @@
 # StarPU simulates its own node, so its workers are its platform's; node shares come from the
 # ranks' speeds (--shares model: the H200 node, the faster, plans most of the units and runs
 # about its planned share), DTPS's first round judged moves units away from the later rank, and
-# simulated time is deterministic (the same run twice, the same times), and bad input ends the
-# job with one line and status 2.
+# simulated time is deterministic (the same run twice, the same times), bad input ends the
+# job with one line and status 2, and two alike nodes (h200 twice) start DTPS from even shares.
 #   smpi_lwt.sh LWT2D_MPI STARPU_SMPIRUN REPO PYTHON
 set -uo pipefail
 bin=$1 smpirun=$2 repo=$3 python=$4
@@ -56,6 +56,16 @@ for bad in "--bogus" "--levels 40"; do
   if [[ $rc -eq 2 && $lines -eq 1 ]]; then pass "bad input $bad: exit 2, $(grep '^lwt2d-mpi: ' "$dir/err.txt")"
   else fail "bad input $bad: exit $rc, $lines lwt2d-mpi lines (want 2 and 1):"; cat "$dir/err.txt"; fi
 done
+# Two alike nodes (h200 twice: the same workers, each on a host of its own): under dtps the
+# shares start even, not from the live speeds of the first transform, and DTPS's first round
+# (after the second transform) judges that split.
+alike=$dir/alike
+PYTHON=$python bash "$repo/bench/smpi.sh" platform "$alike" h200 h200 >/dev/null || fail "bench/smpi.sh platform h200 h200"
+env $(cat "$alike/env") timeout -k 5 300 "$smpirun" -platform "$alike/net.xml" -hostfile "$alike/hosts" $(cat "$alike/flag") \
+  "$bin" forward --size 16384 --levels 4 --units 64 --repeat 3 >"$dir/out.txt" 2>"$dir/err.txt"; rc=$?
+round=$(grep -m1 '^dtps: ' "$dir/out.txt")
+if [[ $rc -eq 0 && $round == "dtps: rank 0 "*" for 32 units, rank 1 "*" for 32,"* ]]; then pass "alike nodes start even: $round"
+else fail "alike nodes: exit $rc, first round '$round' (want 32 units each):"; cat "$dir/out.txt"; tail -5 "$dir/err.txt"; fi
 
 echo "$passed passed, $fails failed"
 [[ $fails -eq 0 ]]
