@@ -126,27 +126,34 @@ void broadcast(std::string& s) {
   for (std::size_t i = 0; i < chars.size(); ++i) s[i] = static_cast<char>(static_cast<unsigned char>(chars[i]));
 }
 
+namespace {
+// FNV-1a of `s` continuing from `h`; fnv52 keeps 52 bits, exact in a double (all_gather's).
+constexpr std::uint64_t kFnvStart = 1469598103934665603ull;
+std::uint64_t fnv(const char* s, std::uint64_t h = kFnvStart) {
+  for (; *s; ++s) h = (h ^ static_cast<unsigned char>(*s)) * 1099511628211ull;
+  return h;
+}
+double fnv52(std::uint64_t h) { return double(h & ((std::uint64_t(1) << 52) - 1)); }
+}  // namespace
+
 std::vector<double> all_hosts() {
 #ifdef STARPU_SIMGRID
   return all_gather({double(starpu_mpi_world_rank())});
 #else
   char name[256] = {};
   if (gethostname(name, sizeof name - 1) != 0) std::strcpy(name, "?");
-  std::uint64_t h = 1469598103934665603ull;  // FNV-1a, kept to 52 bits: exact in a double
-  for (const char* c = name; *c; ++c) h = (h ^ static_cast<unsigned char>(*c)) * 1099511628211ull;
-  return all_gather({double(h & ((std::uint64_t(1) << 52) - 1))});
+  return all_gather({fnv52(fnv(name))});
 #endif
 }
 
 std::vector<double> all_workers() {
-  std::uint64_t h = 1469598103934665603ull;  // FNV-1a over the names, kept to 52 bits
+  std::uint64_t h = kFnvStart;
   for (unsigned w = 0; w < starpu_worker_get_count(); ++w) {
     char name[128] = {};
     starpu_worker_get_name(int(w), name, sizeof name - 1);
-    for (const char* c = name; *c; ++c) h = (h ^ static_cast<unsigned char>(*c)) * 1099511628211ull;
-    h = (h ^ 0xffu) * 1099511628211ull;  // a separator: "CPU 1" + "0" is not "CPU 10"
+    h = fnv("\n", fnv(name, h));  // a separator: "CPU 1" + "0" is not "CPU 10"
   }
-  return all_gather({double(h & ((std::uint64_t(1) << 52) - 1))});
+  return all_gather({fnv52(h)});
 }
 
 int exit_status(int status) {

@@ -16,10 +16,12 @@ fails=0; passed=0
 pass() { passed=$((passed + 1)); echo "ok   $*"; }
 fail() { fails=$((fails + 1)); echo "FAIL $*"; }
 PYTHON=$python bash "$repo/bench/smpi.sh" platform "$dir" h200 seed2017 || { echo "FAIL bench/smpi.sh platform"; exit 1; }
-# run ARGS...: one simulated job, rank 0 on h200 and rank 1 on seed2017 (-hostfile-platform: each
-# host's models); its output in $dir/out.txt, SimGrid's and StarPU's messages in $dir/err.txt.
+# run ARGS...: one simulated job on the nodes of $nodes (default: $dir's, rank 0 on h200 and rank 1
+# on seed2017; -hostfile-platform: each host's models); its output in $dir/out.txt, SimGrid's and
+# StarPU's messages in $dir/err.txt.
 run() {
-  env $(cat "$dir/env") timeout -k 5 300 "$smpirun" -platform "$dir/net.xml" -hostfile "$dir/hosts" $(cat "$dir/flag") \
+  local p=${nodes:-$dir}
+  env $(cat "$p/env") timeout -k 5 300 "$smpirun" -platform "$p/net.xml" -hostfile "$p/hosts" $(cat "$p/flag") \
     "$bin" forward --size 16384 --levels 4 --units 64 "$@" >"$dir/out.txt" 2>"$dir/err.txt"
 }
 # field RANK N: the Nth field of rank RANK's line "rank R: U of 64 units, planned share S, ...".
@@ -59,10 +61,8 @@ done
 # Two alike nodes (h200 twice: the same workers, each on a host of its own): under dtps the
 # shares start even, not from the live speeds of the first transform, and DTPS's first round
 # (after the second transform) judges that split.
-alike=$dir/alike
-PYTHON=$python bash "$repo/bench/smpi.sh" platform "$alike" h200 h200 >/dev/null || fail "bench/smpi.sh platform h200 h200"
-env $(cat "$alike/env") timeout -k 5 300 "$smpirun" -platform "$alike/net.xml" -hostfile "$alike/hosts" $(cat "$alike/flag") \
-  "$bin" forward --size 16384 --levels 4 --units 64 --repeat 3 >"$dir/out.txt" 2>"$dir/err.txt"; rc=$?
+PYTHON=$python bash "$repo/bench/smpi.sh" platform "$dir/alike" h200 h200 >/dev/null || fail "bench/smpi.sh platform h200 h200"
+nodes=$dir/alike run --repeat 3; rc=$?
 round=$(grep -m1 '^dtps: ' "$dir/out.txt")
 if [[ $rc -eq 0 && $round == "dtps: rank 0 "*" for 32 units, rank 1 "*" for 32,"* ]]; then pass "alike nodes start even: $round"
 else fail "alike nodes: exit $rc, first round '$round' (want 32 units each):"; cat "$dir/out.txt"; tail -5 "$dir/err.txt"; fi
