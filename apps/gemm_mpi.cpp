@@ -42,6 +42,7 @@
 #include "apps/rank_dtps.hpp"
 #include "apps/starpu_session.hpp"
 #include "codelets/gemm.hpp"
+#include "codelets/simulated.hpp"
 #ifdef FNNDTPS_HAVE_CUDA
 #include <starpu_cublas_v2.h>
 
@@ -98,6 +99,8 @@ Options parse(int argc, char** argv) {
       o.shares = v == "model" ? Options::Shares::Model : v == "cyclic" ? Options::Shares::Cyclic : Options::Shares::Dtps;
     }),
   });
+  if (apps::kSimulated && (o.check || !o.single))
+    throw UsageError("simulated gemm-mpi computes no data and models float blocks only: drop --check and --precision d");
   // StarPU keeps every submitted task and registered handle in memory (gemm's bound too).
   constexpr long long kMaxBlocks = 1LL << 22;
   if (static_cast<long long>(gemm::tile_count(o.m, o.tile)) * gemm::tile_count(o.n, o.tile) > kMaxBlocks)
@@ -148,11 +151,35 @@ std::vector<int> owners_by_speed(int blocks, const std::vector<double>& speed) {
 }
 
 
+// A simulated job's host memory: every rank of an SMPI job lives in one process of the CPU
+// machine, and a 32768^2 product over 8 nodes would hold each rank's blocks and every copy it
+// receives for real. Folded (StarPU's STARPU_MALLOC_SIMULATION_FOLDED), the memory of every
+// block maps the same few pages; the app's blocks and StarPU's own allocations on the host alike.
+constexpr int kFolded =
+#ifdef STARPU_SIMGRID
+    STARPU_MALLOC_SIMULATION_FOLDED;
+#else
+    0;
+#endif
+
+// The owner's copy of a block (pinned where the rank has a GPU).
+template <typename T>
+struct BlockMemory {
+  T* p = nullptr;
+  std::size_t bytes;
+  explicit BlockMemory(std::size_t n) : bytes(n * sizeof(T)) {
+    if (starpu_malloc_flags(reinterpret_cast<void**>(&p), bytes, STARPU_MALLOC_PINNED | kFolded) != 0)
+      throw std::runtime_error("out of host memory for " + std::to_string(bytes) + " bytes");
+  }
+  ~BlockMemory() { starpu_free_flags(p, bytes, STARPU_MALLOC_PINNED | kFolded); }
+  BlockMemory(const BlockMemory&) = delete;
+  BlockMemory& operator=(const BlockMemory&) = delete;
+};
+
 template <typename T>
 struct Block {
   starpu_data_handle_t h = nullptr;
-  // The owner's copy (pinned where the rank has a GPU); none elsewhere (StarPU allocates on demand).
-  std::unique_ptr<apps::HostArray<T>> data;
+  std::unique_ptr<BlockMemory<T>> data;  // the owner's; none elsewhere (StarPU allocates on demand)
 };
 
 // A column-major block of rows x cols starting at (row0, col0) of `matrix`, registered with
@@ -161,8 +188,8 @@ template <typename T>
 void make_block(Block<T>& b, int matrix, int row0, int col0, int rows, int cols, bool fill, int tag, int owner,
                 int rank) {
   if (owner == rank) {
-    b.data = std::make_unique<apps::HostArray<T>>(std::size_t(rows) * std::size_t(cols));
-    if (fill)
+    b.data = std::make_unique<BlockMemory<T>>(std::size_t(rows) * std::size_t(cols));
+    if (fill && !apps::kSimulated)  // simulation computes no data: the memory stays untouched
       for (int j = 0; j < cols; ++j)
         for (int i = 0; i < rows; ++i)
           b.data->p[std::size_t(i) + std::size_t(j) * std::size_t(rows)] =
@@ -204,14 +231,62 @@ void block_cuda(void* buffers[], void* /*arg*/) {
 }
 #endif
 
+// Simulation (DESIGN §8): the block codelet has no model calibrated on the GPU machine, so a
+// block lasts its flops at the rate the platform's calibrated tile codelet (fnndtps_sgemm_tile,
+// 1024-tiles) has on the same worker: the assumption, named wherever simulated gemm-mpi figures
+// are quoted, that a product over the whole k runs at its 1024^3 tiles' rate. Rates in flops
+// per us, by (worker type, device id), set before the first task; NaN where none (StarPU then
+// names the codelet as uncalibrated).
+std::vector<std::array<double, 3>>& simulated_rates() {  // type, devid, rate
+  static std::vector<std::array<double, 3>> rates;
+  return rates;
+}
+
+double simulated_block_us(starpu_task* task, starpu_perfmodel_arch* arch, unsigned /*nimpl*/) {
+  for (const auto& r : simulated_rates())
+    if (int(r[0]) == arch->devices[0].type && int(r[1]) == arch->devices[0].devid)
+      return task->flops / r[2];
+  return NAN;
+}
+
+// The tile codelet's rate on each of this rank's workers' kinds, from its best-sampled entry,
+// and the block codelet's cost function for them (its model must be STARPU_PER_ARCH).
+void simulate_blocks([[maybe_unused]] starpu_perfmodel& block) {
+#ifdef STARPU_SIMGRID
+  starpu_perfmodel tile{};
+  if (starpu_perfmodel_load_symbol("fnndtps_sgemm_tile", &tile) != 0)
+    throw UsageError("simulated gemm-mpi takes its blocks' durations from the platform's fnndtps_sgemm_tile model, "
+                     "which StarPU cannot find (STARPU_PERF_MODEL_DIR, STARPU_HOSTNAME)");
+  starpu_perfmodel_init(&block);
+  for (unsigned w = 0; w < starpu_worker_get_count(); ++w) {
+    starpu_perfmodel_arch* arch = starpu_worker_get_perf_archtype(int(w), STARPU_NMAX_SCHED_CTXS);
+    const starpu_perfmodel_device& d = arch->devices[0];
+    double rate = NAN;
+    long most = 0;
+    if (starpu_perfmodel_per_arch* pa = starpu_perfmodel_get_model_per_arch(&tile, arch, 0))
+      for (starpu_perfmodel_history_list* l = pa->list; l; l = l->next)
+        if (l->entry->nsample > most && l->entry->flops > 0 && l->entry->mean > 0)
+          most = l->entry->nsample, rate = l->entry->flops / l->entry->mean;
+    simulated_rates().push_back({double(d.type), double(d.devid), rate});
+    starpu_perfmodel_set_per_devices_cost_function(&block, 0, simulated_block_us, d.type, d.devid, d.ncores, -1);
+  }
+  starpu_perfmodel_unload_model(&tile);
+#endif
+}
+
 template <typename T>
-starpu_codelet* block_codelet() {
+starpu_perfmodel& block_model() {
   static starpu_perfmodel model = [] {
     starpu_perfmodel m{};
-    m.type = STARPU_HISTORY_BASED;
+    m.type = apps::kSimulated ? STARPU_PER_ARCH : STARPU_HISTORY_BASED;
     m.symbol = sizeof(T) == 4 ? "fnndtps_sgemm_mpi_block" : "fnndtps_dgemm_mpi_block";
     return m;
   }();
+  return model;
+}
+
+template <typename T>
+starpu_codelet* block_codelet() {
   static starpu_codelet cl = [] {
     starpu_codelet c;
     starpu_codelet_init(&c);
@@ -220,12 +295,14 @@ starpu_codelet* block_codelet() {
 #ifdef FNNDTPS_HAVE_CUDA
     c.cuda_funcs[0] = block_cuda<T>;
     c.cuda_flags[0] = STARPU_CUDA_ASYNC;
+#elif defined(STARPU_SIMGRID)
+    c.cuda_funcs[0] = codelets::simulated_only;
 #endif
     c.nbuffers = 3;
     c.modes[0] = STARPU_R;
     c.modes[1] = STARPU_R;
     c.modes[2] = STARPU_W;
-    c.model = &model;
+    c.model = &block_model<T>();
     return c;
   }();
   return &cl;
@@ -260,6 +337,10 @@ int run(const Options& o) {
                 "workers on rank 0\n",
                 o.single ? "float" : "double", o.m, o.n, o.k, o.tile, mt, nt, ranks, grid.pr, grid.pc,
                 session.policy().c_str(), session.cpu_workers(), session.cuda_workers());
+  if (apps::kSimulated) {
+    simulate_blocks(block_model<T>());
+    starpu_malloc_on_node_set_default_flags(STARPU_MAIN_RAM, STARPU_MALLOC_PINNED | STARPU_MALLOC_COUNT | kFolded);
+  }
   starpu_codelet* cl = block_codelet<T>();
   if (session.cuda_workers() > 0) starpu_cublas_init();
   std::vector<double> times;

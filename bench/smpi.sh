@@ -10,7 +10,7 @@
 #                                        alike and different, under the rank shares dtps (the
 #                                        default), model and even; a table on stdout, each job's
 #                                        output under OUT (default: a temporary folder)
-#   bench/smpi.sh scaling BUILD_SMPI [OUT] [COUNTS]
+#   bench/smpi.sh scaling BUILD_SMPI [OUT] [COUNTS] [APPS]
 #                                        lwt2d-mpi forward on 1, 2, 4 and 8 h200 nodes (COUNTS,
 #                                        comma-separated): strong scaling of 16384^2 and 32768^2,
 #                                        weak scaling of 16384 rows x 16384 a node; per count the
@@ -18,7 +18,10 @@
 #                                        the network's bound: the bytes a node sends over its
 #                                        link at 12.5 GB/s (each rank's input is local and its
 #                                        outputs stay on it: the 4-row halos of every level to
-#                                        each neighbouring rank)
+#                                        each neighbouring rank); then gemm-mpi on the same counts:
+#                                        strong, 32768, and weak, N^2 = 16384^2 a node, with their
+#                                        GFLOP/s, efficiency by rate and the first product's bound
+#                                        (APPS: lwt, gemm or lwt,gemm, the default)
 # Simulated times: labelled so wherever they are quoted.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -105,17 +108,19 @@ bench() {
 }
 
 scaling() {
-  local build=${1:-} out=${2:-} counts=${3:-1,2,4,8}
+  local build=${1:-} out=${2:-} counts=${3:-1,2,4,8} apps=${4:-lwt,gemm}
   [[ -n $build ]] || die "scaling needs the SMPI build's folder"
+  [[ $apps =~ ^(lwt|gemm)(,(lwt|gemm))?$ ]] || die "APPS: lwt, gemm or both, not '$apps'"
   local smpirun; smpirun=$(smpirun_of "$build")
   [[ $counts =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || die "COUNTS: comma-separated node counts, not '$counts'"
   [[ -n $out ]] || { out=$(mktemp -d); trap "rm -rf '$out'" EXIT; }
   mkdir -p "$out"
   # case, rows a node (weak) or of the image (strong), columns, units a node (weak) or in all
   local cases=("strong 16384 16384 64" "strong 32768 32768 256" "weak 16384 16384 64")
-  printf '%-7s %-12s %5s %10s %8s %6s %9s\n' case size nodes median_ms speedup eff bound_ms
+  [[ ,$apps, == *,lwt,* ]] || cases=()
   local c n
-  for c in "${cases[@]}"; do
+  ((${#cases[@]})) && printf '%-7s %-12s %5s %10s %8s %6s %9s\n' case size nodes median_ms speedup eff bound_ms
+  for c in "${cases[@]+"${cases[@]}"}"; do
     read -r kind rows cols units <<<"$c"
     local t1=""
     for n in ${counts//,/ }; do
@@ -141,13 +146,50 @@ scaling() {
         printf "%-7s %-12s %5d %10.2f %8.2f %6.2f %9.3f\n", k, s, n, t, up, eff, neighbours * halo / 12.5e9 * 1e3 }'
     done
   done
-  echo "(simulated: lwt2d-mpi forward --levels 4 --repeat 6, the median of runs 1-5, rank shares by DTPS;" \
-       "h200 nodes, 100 Gb/s links; speed-up and efficiency against the first count's time)"
+  ((${#cases[@]})) && echo "(simulated: lwt2d-mpi forward --levels 4 --repeat 6, the median of runs 1-5, rank shares" \
+       "by DTPS; h200 nodes, 100 Gb/s links; speed-up and efficiency against the first count's time)" && echo
+  [[ ,$apps, == *,gemm,* ]] || return 0
+  # gemm-mpi: strong, N = 32768 at every count; weak, N^2 a node's 16384^2 times the nodes (N a
+  # multiple of the tile, 1024). The efficiency is by rate: GFLOP/s over n times the first count's.
+  printf '%-11s %-7s %5s %10s %9s %6s %9s\n' case size nodes median_ms GFLOP/s eff bound_ms
+  local t g1
+  for kind in strong weak; do
+    g1=""
+    for n in ${counts//,/ }; do
+      local dir=$out/$n-nodes N=32768
+      [[ $kind == weak ]] && N=$(awk -v n="$n" 'BEGIN { printf "%d", 1024 * int(16 * sqrt(n) + 0.5) }')
+      [[ -f $dir/net.xml ]] || platform "$dir" $(yes h200 | head -n "$n")
+      local log=$dir/gemm-$kind-$N.txt
+      rm -rf "$dir/models"
+      echo "smpi.sh: gemm $kind $N on $n node(s)" >&2
+      if ! env $(cat "$dir/env") timeout -k 5 600 "$smpirun" -platform "$dir/net.xml" -hostfile "$dir/hosts" \
+          $(cat "$dir/flag") "$build/bin/gemm-mpi" --size "$N" --tile 1024 --iter 5 --shares dtps \
+          >"$log" 2>"${log%.txt}.err"; then
+        printf '%-11s %-7s %5s %10s\n' "gemm-$kind" "$N" "$n" failed; continue
+      fi
+      t=$(sed -n 's/^RESULT .* median_ms=\([0-9.]*\).*/\1/p' "$log")
+      local g; g=$(sed -n 's/^RESULT .* gflops=\([0-9.]*\).*/\1/p' "$log")
+      [[ -z $g1 ]] && g1=$g
+      # The bound: the first product's (C 2D block-cyclic over a pr x pc grid, A's block row i on
+      # rank i mod n, B's column j on j mod n) A and B blocks the busiest rank needs but does not
+      # own, over its link; StarPU-MPI's cache keeps them for the later products of the same A, B.
+      awk -v k="gemm-$kind" -v N="$N" -v n="$n" -v t="$t" -v g="$g" -v g1="$g1" 'BEGIN {
+        pr = 1; for (d = 1; d * d <= n; ++d) if (n % d == 0) pr = d; pc = n / pr
+        nb = int((N + 1023) / 1024); worst = 0
+        for (r = 0; r < n; ++r) {
+          need = 0
+          for (i = 0; i < nb; ++i) { if (i % pr == int(r / pc) && i % n != r) need++; if (i % pc == r % pc && i % n != r) need++ }
+          if (need > worst) worst = need }
+        printf "%-11s %-7s %5d %10.2f %9.0f %6.2f %9.1f\n", k, N, n, t, g, g / (n * g1), worst * 1024 * N * 4 / 12.5e9 * 1e3 }'
+    done
+  done
+  echo "(simulated: gemm-mpi --tile 1024 --iter 5, the median of products 1-4, rank shares by DTPS; a block lasts its" \
+       "flops at the rate of the platform's calibrated 1024-tile codelet on its worker: an assumption)"
 }
 
 case ${1:-} in
   platform) shift; platform "$@" ;;
   bench) shift; bench "$@" ;;
   scaling) shift; scaling "$@" ;;
-  *) die "usage: bench/smpi.sh platform DIR HOST... | bench BUILD_SMPI [OUT] | scaling BUILD_SMPI [OUT] [COUNTS]" ;;
+  *) die "usage: bench/smpi.sh platform DIR HOST... | bench BUILD_SMPI [OUT] | scaling BUILD_SMPI [OUT] [COUNTS] [APPS]" ;;
 esac
