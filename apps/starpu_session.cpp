@@ -10,7 +10,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
+#include <fstream>
 #include <future>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -80,6 +83,138 @@ starpu_sched_policy* policy_named(const char* name) {
 
 constexpr long kMinCoresToReserve = 8;
 
+// StarPU's files of this host, cut short, as a disk that filled while StarPU saved them at
+// shutdown leaves them: StarPU aborts on them (perfmodel_history.c's parser asserts, the bus
+// loader likewise) in starpu_init or at a codelet's first task. Each is checked against the
+// layout StarPU writes (its values, comments and blank lines aside), enough to tell a whole file
+// from a cut one, and named before StarPU starts. Throws UsageError.
+namespace starpu_files {
+
+std::vector<std::vector<std::string>> value_lines(const std::string& path, bool* ends_whole) {
+  std::ifstream in(path, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  *ends_whole = !text.empty() && text.back() == '\n';
+  std::vector<std::vector<std::string>> lines;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    std::size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(at, end - at);
+    at = end + 1;
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> fields;
+    for (std::size_t i = 0; i < line.size();) {
+      const std::size_t b = line.find_first_not_of(" \t", i);
+      if (b == std::string::npos) break;
+      const std::size_t e = std::min(line.find_first_of(" \t", b), line.size());
+      fields.push_back(line.substr(b, e - b));
+      i = e;
+    }
+    if (!fields.empty()) lines.push_back(std::move(fields));
+  }
+  return lines;
+}
+
+// A history model (format 45): version; combinations; per combination its devices (type, id,
+// cores), implementations, and per implementation its entry count, the regression's two lines,
+// the multiple-regression flag, then its entries of 8 fields. A flag other than 0 (a layout
+// this check does not follow) passes.
+bool whole_model(const std::string& path) {
+  bool ends = false;
+  const auto v = value_lines(path, &ends);
+  if (!ends) return false;
+  std::size_t at = 1;
+  auto next = [&](long* out) {
+    if (at >= v.size() || v[at].size() != 1) return false;
+    char* end = nullptr;
+    *out = std::strtol(v[at][0].c_str(), &end, 10);
+    ++at;
+    return *end == 0 && *out >= 0;
+  };
+  long combs = 0;
+  if (v.empty() || !next(&combs)) return false;
+  for (long c = 0; c < combs; ++c) {
+    long devices = 0, impls = 0;
+    if (!next(&devices)) return false;
+    at += 3 * std::size_t(devices);
+    if (!next(&impls)) return false;
+    for (long i = 0; i < impls; ++i) {
+      long entries = 0, multiple = 0;
+      if (!next(&entries)) return false;
+      at += 2;
+      if (!next(&multiple)) return false;
+      if (multiple != 0) return true;
+      for (long e = 0; e < entries; ++e, ++at)
+        if (at >= v.size() || v[at].size() != 8) return false;
+    }
+  }
+  return true;
+}
+
+// A bus latency or bandwidth file: a square matrix, one row per memory node.
+bool whole_matrix(const std::string& path) {
+  bool ends = false;
+  const auto v = value_lines(path, &ends);
+  if (!ends || v.empty()) return false;
+  for (const auto& row : v)
+    if (row.size() != v.size()) return false;
+  return true;
+}
+
+bool ends_whole(const std::string& path) {
+  bool ends = false;
+  value_lines(path, &ends);
+  return ends;
+}
+
+}  // namespace starpu_files
+
+void check_starpu_files() {
+  namespace fs = std::filesystem;
+  const char* dir = std::getenv("STARPU_PERF_MODEL_DIR");
+  fs::path sampling;
+  if (dir && *dir) {
+    sampling = dir;
+  } else {
+    const char* home = std::getenv("STARPU_HOME");
+    if (!home || !*home) home = std::getenv("HOME");
+    if (!home || !*home) return;
+    sampling = fs::path(home) / ".starpu" / "sampling";
+  }
+  std::string host;
+  if (const char* h = std::getenv("STARPU_HOSTNAME"); h && *h) {
+    host = h;
+  } else {
+    char name[HOST_NAME_MAX + 1] = {};
+    if (gethostname(name, sizeof name - 1) != 0) return;
+    host = name;
+    host = host.substr(0, host.find('.'));  // as StarPU names its files
+  }
+  auto refuse = [](const fs::path& f) {
+    throw UsageError("StarPU's file " + f.string() + " is cut short (a disk that filled while StarPU saved it?); "
+                     "remove it, and StarPU measures it again");
+  };
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(sampling / "bus", ec)) {
+    const std::string name = e.path().filename().string();
+    if (!e.is_regular_file(ec) || name.rfind(host + ".", 0) != 0 || fs::file_size(e.path(), ec) == 0) continue;
+    const std::string kind = name.substr(host.size() + 1);
+    const bool whole = kind == "latency" || kind == "bandwidth" ? starpu_files::whole_matrix(e.path().string())
+                                                                : starpu_files::ends_whole(e.path().string());
+    if (!whole) refuse(e.path());
+  }
+  for (const auto& version : fs::directory_iterator(sampling / "codelets", ec)) {
+    if (!version.is_directory(ec) || version.path().filename() != "45") continue;  // the format this StarPU reads
+    for (const auto& e : fs::directory_iterator(version.path(), ec)) {
+      const std::string name = e.path().filename().string();
+      if (e.is_regular_file(ec) && name.size() > host.size() + 1 &&
+          name.compare(name.size() - host.size() - 1, std::string::npos, "." + host) == 0 &&
+          !starpu_files::whole_model(e.path().string()))
+        refuse(e.path());
+    }
+  }
+}
+
 int env_int(const char* name, int fallback) {
   const char* v = std::getenv(name);
   if (!v || !*v) return fallback;
@@ -146,6 +281,7 @@ StarpuSession::StarpuSession(const char* default_policy, Init init, Shutdown shu
   }
   const char* sched = std::getenv("STARPU_SCHED");
   if (sched && *sched) check_policy_name(sched);
+  check_starpu_files();
   const int want_cuda = env_int("STARPU_NCUDA", -1);
   // The application's thread submits every task and must keep the GPU fed: on a node whose
   // cores are all StarPU workers it competes with them for a core (bench/RESULTS.md K). So,
