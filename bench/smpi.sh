@@ -111,6 +111,7 @@ scaling() {
   local build=${1:-} out=${2:-} counts=${3:-1,2,4,8} apps=${4:-lwt,gemm}
   [[ -n $build ]] || die "scaling needs the SMPI build's folder"
   [[ $apps =~ ^(lwt|gemm)(,(lwt|gemm))?$ ]] || die "APPS: lwt, gemm or both, not '$apps'"
+  [[ ,$apps, != *,gemm,* || -x $build/bin/gemm-mpi ]] || die "no $build/bin/gemm-mpi: build it with FNNDTPS_SMPI=1 scripts/build.sh"
   local smpirun; smpirun=$(smpirun_of "$build")
   [[ $counts =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || die "COUNTS: comma-separated node counts, not '$counts'"
   [[ -n $out ]] || { out=$(mktemp -d); trap "rm -rf '$out'" EXIT; }

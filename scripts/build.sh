@@ -3,7 +3,7 @@
 # that scripts/setup.sh installed. CUDA parts are built where nvcc exists. With
 # FNNDTPS_SIMULATION=1: against the SimGrid build of StarPU, into build-sim/ (DESIGN §8); with
 # FNNDTPS_MPI=1: against its MPI build, into build-mpi/ (DESIGN §11); with FNNDTPS_SMPI=1:
-# against its SMPI build (StarPU-MPI in simulation), into build-smpi/, lwt2d-mpi only.
+# against its SMPI build (StarPU-MPI in simulation), into build-smpi/, lwt2d-mpi and gemm-mpi only.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${FNNDTPS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fnndtps}
@@ -21,9 +21,9 @@ elif [[ ${FNNDTPS_SMPI:-0} == 1 ]]; then
   default_build=$root/build-smpi
   # SimGrid's compilers give the program SMPI's MPI (one process, ranks as simulated actors).
   # They rename malloc and its kin, which some of our other programs' headers do not survive:
-  # only the transform across ranks is built (gemm-mpi's block codelet has no simulated model).
+  # only the MPI apps are built (gemm-mpi's blocks take their simulated time from the tile codelet's model).
   smpi=(-DCMAKE_C_COMPILER=smpicc -DCMAKE_CXX_COMPILER=smpicxx)
-  targets=(--target lwt2d-mpi)
+  targets=(--target lwt2d-mpi gemm-mpi)
 else
   default_build=$root/build
 fi

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # bench/smpi.sh scaling on 1 and 2 simulated h200 nodes: one row per case and count with a time,
 # the first count the reference (speed-up and efficiency 1, no bytes sent), the second's bound
-# the halos each node sends its neighbour (outputs stay on their ranks); bad COUNTS or APPS: one line, exit 2.
+# the halos each node sends its neighbour (outputs stay on their ranks); gemm-mpi's rows alike,
+# its bound the A blocks the first product sends; bad COUNTS or APPS: one line, exit 2.
 #   smpi_scaling.sh REPO BUILD_SMPI PYTHON
 set -uo pipefail
 repo=$1 build=$2 python=$3
 dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
 fails=0; passed=0
 check() { local what=$1; shift; if "$@"; then passed=$((passed + 1)); echo "ok   $what"; else fails=$((fails + 1)); echo "FAIL $what"; fi; }
-PYTHON=$python bash "$repo/bench/smpi.sh" scaling "$build" "$dir/out" 1,2 lwt >"$dir/table" 2>"$dir/err"; rc=$?
+PYTHON=$python bash "$repo/bench/smpi.sh" scaling "$build" "$dir/out" 1,2 >"$dir/table" 2>"$dir/err"; rc=$?
 check "scaling 1,2 exits 0 (got $rc)" test $rc -eq 0
 [[ $rc -eq 0 ]] || tail -5 "$dir/err"
 rows() { awk -v n="$1" '$1 !~ /^gemm/ && $3 == n && $4 + 0 > 0' "$dir/table"; }
@@ -23,6 +24,15 @@ check "two nodes' bound: the halos to the neighbour" \
   bash -c "awk '\$1 == \"strong\" && \$3 == 2 {print \$7}' '$dir/table' | tr '\n' ' ' | grep -qx '0.039 0.079 '"
 check "weak scaling doubles the rows" grep -q "^weak    32768x16384      2" "$dir/table"
 check "the table says it is simulated" grep -q "^(simulated:" "$dir/table"
+check "gemm strong and weak on one and two nodes, each with a time and a rate" \
+  test "$(gemm_rows 1 | wc -l)" -eq 2 -a "$(gemm_rows 2 | wc -l)" -eq 2
+check "gemm on one node is the reference: efficiency 1, nothing sent" \
+  test "$(gemm_rows 1 | awk '$6 == "1.00" && $7 == "0.0"' | wc -l)" -eq 2
+# 2 ranks as 1 x 2: rank 0 needs all 32 block rows of A and owns 16; B's columns it needs are its own.
+check "gemm's bound on two nodes: 16 A blocks of 1024 x 32768 floats" \
+  bash -c "awk '\$1 == \"gemm-strong\" && \$3 == 2 {print \$7}' '$dir/table' | grep -qx 171.8"
+check "gemm weak scaling: 23552 on two nodes (N^2 twice 16384^2, whole tiles)" grep -q "^gemm-weak   23552 *2 " "$dir/table"
+check "gemm's table says it is simulated, and how blocks are timed" grep -q "^(simulated: gemm-mpi.*assumption" "$dir/table"
 bash "$repo/bench/smpi.sh" scaling "$build" "$dir/bad" 1 lwt,fft >"$dir/bad.out" 2>"$dir/bad.err"; rc=$?
 check "APPS 'lwt,fft': exit 2 (got $rc), one line" bash -c "[[ $rc -eq 2 && ! -s '$dir/bad.out' && \$(wc -l <'$dir/bad.err') -eq 1 ]]"
 for bad in "0,2" "1,x" ""; do
