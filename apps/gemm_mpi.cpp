@@ -151,35 +151,11 @@ std::vector<int> owners_by_speed(int blocks, const std::vector<double>& speed) {
 }
 
 
-// A simulated job's host memory: every rank of an SMPI job lives in one process of the CPU
-// machine, and a 32768^2 product over 8 nodes would hold each rank's blocks and every copy it
-// receives for real. Folded (StarPU's STARPU_MALLOC_SIMULATION_FOLDED), the memory of every
-// block maps the same few pages; the app's blocks and StarPU's own allocations on the host alike.
-constexpr int kFolded =
-#ifdef STARPU_SIMGRID
-    STARPU_MALLOC_SIMULATION_FOLDED;
-#else
-    0;
-#endif
-
-// The owner's copy of a block (pinned where the rank has a GPU).
-template <typename T>
-struct BlockMemory {
-  T* p = nullptr;
-  std::size_t bytes;
-  explicit BlockMemory(std::size_t n) : bytes(n * sizeof(T)) {
-    if (starpu_malloc_flags(reinterpret_cast<void**>(&p), bytes, STARPU_MALLOC_PINNED | kFolded) != 0)
-      throw std::runtime_error("out of host memory for " + std::to_string(bytes) + " bytes");
-  }
-  ~BlockMemory() { starpu_free_flags(p, bytes, STARPU_MALLOC_PINNED | kFolded); }
-  BlockMemory(const BlockMemory&) = delete;
-  BlockMemory& operator=(const BlockMemory&) = delete;
-};
-
 template <typename T>
 struct Block {
   starpu_data_handle_t h = nullptr;
-  std::unique_ptr<BlockMemory<T>> data;  // the owner's; none elsewhere (StarPU allocates on demand)
+  // The owner's copy (pinned where the rank has a GPU); none elsewhere (StarPU allocates on demand).
+  std::unique_ptr<apps::HostArray<T>> data;
 };
 
 // A column-major block of rows x cols starting at (row0, col0) of `matrix`, registered with
@@ -188,7 +164,7 @@ template <typename T>
 void make_block(Block<T>& b, int matrix, int row0, int col0, int rows, int cols, bool fill, int tag, int owner,
                 int rank) {
   if (owner == rank) {
-    b.data = std::make_unique<BlockMemory<T>>(std::size_t(rows) * std::size_t(cols));
+    b.data = std::make_unique<apps::HostArray<T>>(std::size_t(rows) * std::size_t(cols), apps::kFoldedInSimulation);
     if (fill && !apps::kSimulated)  // simulation computes no data: the memory stays untouched
       for (int j = 0; j < cols; ++j)
         for (int i = 0; i < rows; ++i)
@@ -339,7 +315,8 @@ int run(const Options& o) {
                 session.policy().c_str(), session.cpu_workers(), session.cuda_workers());
   if (apps::kSimulated) {
     simulate_blocks(block_model<T>());
-    starpu_malloc_on_node_set_default_flags(STARPU_MAIN_RAM, STARPU_MALLOC_PINNED | STARPU_MALLOC_COUNT | kFolded);
+    starpu_malloc_on_node_set_default_flags(STARPU_MAIN_RAM,
+                                            STARPU_MALLOC_PINNED | STARPU_MALLOC_COUNT | apps::kFoldedInSimulation);
   }
   starpu_codelet* cl = block_codelet<T>();
   if (session.cuda_workers() > 0) starpu_cublas_init();

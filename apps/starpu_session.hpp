@@ -28,6 +28,17 @@ constexpr bool kSimulated = true;
 constexpr bool kSimulated = false;
 #endif
 
+// Host memory that a simulated job holds without touching it: every rank of an SMPI job lives
+// in one process of the CPU machine, so that each rank's buffers, and every copy it receives,
+// would otherwise be held for real. Folded (STARPU_MALLOC_SIMULATION_FOLDED), all of it maps the
+// same few pages. 0 outside simulation.
+constexpr int kFoldedInSimulation =
+#ifdef STARPU_SIMGRID
+    STARPU_MALLOC_SIMULATION_FOLDED;
+#else
+    0;
+#endif
+
 // Refuses (UsageError) a run whose buffers, `bytes` of host memory at least, exceed 90% of the
 // machine's physical memory, before any work, as gemm does, instead of failing in an allocation
 // partway: "<what> needs 447.0 GiB of host memory but this machine has 23.5 GiB; <advice>".
@@ -36,15 +47,17 @@ void check_host_memory(const std::string& what, double bytes, const std::string&
 
 // `n` elements of host memory from starpu_malloc: pinned where CUDA workers exist, so that
 // StarPU's transfers to and from a GPU run at the bus's speed. StarPU must be running.
+// `extra`: more of starpu_malloc_flags's flags (kFoldedInSimulation).
 template <typename T>
 struct HostArray {
   T* p = nullptr;
   std::size_t n = 0;
-  explicit HostArray(std::size_t count) : n(count) {
-    if (starpu_malloc(reinterpret_cast<void**>(&p), n * sizeof(T)) != 0)
+  int flags = STARPU_MALLOC_PINNED;
+  explicit HostArray(std::size_t count, int extra = 0) : n(count), flags(STARPU_MALLOC_PINNED | extra) {
+    if (starpu_malloc_flags(reinterpret_cast<void**>(&p), n * sizeof(T), flags) != 0)
       throw std::runtime_error("out of host memory for " + std::to_string(n * sizeof(T)) + " bytes");
   }
-  ~HostArray() { starpu_free_noflag(p, n * sizeof(T)); }
+  ~HostArray() { starpu_free_flags(p, n * sizeof(T), flags); }
   HostArray(const HostArray&) = delete;
   HostArray& operator=(const HostArray&) = delete;
 };
