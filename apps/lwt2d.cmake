@@ -12,6 +12,12 @@ if(STARPU_FOUND)
   target_include_directories(lwt_filter PUBLIC ${PROJECT_SOURCE_DIR})
   target_link_libraries(lwt_filter PUBLIC lwt_cpu fnndtps_base PRIVATE fnndtps_warnings)
 
+  # A transform's files beside its tasks, unit by unit (lwt2d; lwt2d-mpi's own rows).
+  add_library(apps_unit_files STATIC ${CMAKE_CURRENT_LIST_DIR}/unit_files.cpp)
+  target_include_directories(apps_unit_files PUBLIC ${PROJECT_SOURCE_DIR})
+  target_link_libraries(apps_unit_files PUBLIC lwt_starpu lwt_io PkgConfig::STARPU PRIVATE fnndtps_warnings)
+
   add_executable(lwt2d ${CMAKE_CURRENT_LIST_DIR}/lwt2d.cpp)
-  target_link_libraries(lwt2d PRIVATE lwt_starpu heights_starpu lwt_ref lwt_io lwt_filter apps_starpu fnndtps_warnings)
+  target_link_libraries(lwt2d PRIVATE lwt_starpu heights_starpu lwt_ref lwt_io lwt_filter apps_starpu apps_unit_files
+                        fnndtps_warnings)
 endif()

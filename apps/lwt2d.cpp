@@ -40,6 +40,7 @@
 #include "apps/io/x3p.hpp"
 #include "apps/phases.hpp"
 #include "apps/starpu_session.hpp"
+#include "apps/unit_files.hpp"
 #include "base/host_threads.hpp"
 #include "codelets/height_tasks.hpp"
 #include "codelets/lifting.hpp"
@@ -229,12 +230,19 @@ void relayout(const lwt::Plan& plan, bool to_mallat, const float* in, float* out
 // (lwt::preallocate).
 bool preallocating() { return apps::env_switch("LWT2D_PREALLOCATE", true); }
 
+// LWT2D_STREAM=1: the files go beside the transform's tasks (apps::UnitStream). Its printed
+// time then includes the waits for the input's rows.
+bool streaming() { return apps::env_switch("LWT2D_STREAM", false); }
+
 int run_file(const Options& o) {
   // Two images: the file is read into the buffer the transform does not read (forward: its
   // input; inverse: its output, the Mallat layout then moved into the input), and the result
   // goes back into a buffer the transform is done with (forward: the input, for the Mallat
   // layout). --check's reference is a third. StarPU starts while the file is read, paused
-  // until the read ends, and runs for the transform only (FileBuffer).
+  // until the read ends, and runs for the transform only (FileBuffer). Streamed, the output is
+  // written unit by unit from the transform's own layout as each unit ends, and a forward's
+  // input is read beside StarPU's start and the transform, its units starting as their rows
+  // come in.
   apps::Phases phases;
   const io::NpyLayout shape = io::read_npy_layout(o.in, io::F64Policy::Refuse);
   apps::check_host_memory(o.command + " of a " + dims(shape.rows, shape.cols) + " array",
@@ -246,11 +254,30 @@ int run_file(const Options& o) {
   const bool preallocate = preallocating();
   std::vector<float> ref;
   std::optional<lwt::Plan> plan;
+  std::unique_ptr<io::NpyParts> parts;  // streamed: the output under its temporary name
+  std::unique_ptr<io::NpyRows> rows;
+  std::unique_ptr<apps::UnitStream> stream;
+  if (streaming()) {
+    parts = std::make_unique<io::NpyParts>(o.out, shape.rows, shape.cols, o.in);
+    rows = std::make_unique<io::NpyRows>(o.out, parts->temp(), shape.rows, shape.cols);
+    const unsigned threads = apps::kSimulated ? 0 : std::min(8u, base::host_threads());
+    apps::UnitStream::ReadRows read;
+    if (fwd)
+      read = [&](int row0, int count) {
+        io::read_npy_rows_f32(o.in, shape, row0, count, in.p + std::size_t(row0) * std::size_t(shape.cols));
+      };
+    const int chunk = std::max(1, (16 << 20) / int(sizeof(float) * std::size_t(shape.cols)));  // rows of ~16 MiB
+    stream = std::make_unique<apps::UnitStream>(
+        shape.rows, chunk, read, [&](int k) { apps::write_unit(*plan, k, fwd, out.p, *rows); }, threads,
+        std::min(4u, threads));
+  }
+  const bool read_first = !(stream && fwd);  // the file whole before the transform
   {
     // The plan's units depend on the workers: an inverse's input goes into the unit layout
     // once StarPU has started, on the host's cores while it is still paused.
     const std::unique_ptr<apps::StarpuSession> started = apps::start_beside(
         [&] {
+          if (!read_first) return;
           io::read_npy_rows_f32(o.in, shape, 0, shape.rows, file.p);
           phases.mark("read");
           if (o.check) {
@@ -276,22 +303,41 @@ int run_file(const Options& o) {
       const apps::Pinned pinned(session, {&in, &out});
       phases.mark("pin");
       std::vector<lwt::WorkerStats> stats;
+      const lwt::UnitFiles* files = stream ? &stream->hooks(*plan) : nullptr;
       const double t0 = starpu_timing_now();
-      if (fwd) lwt::forward(*plan, o.pipeline, in.p, out.p, &stats);
-      else lwt::inverse(*plan, o.pipeline, in.p, out.p, &stats);
+      if (fwd) lwt::forward(*plan, o.pipeline, in.p, out.p, &stats, files);
+      else lwt::inverse(*plan, o.pipeline, in.p, out.p, &stats, lwt::kAllLevels, nullptr, files);
       apps::trace_span(o.command, t0);
       report(fwd ? "forward" : "inverse", seconds_since(t0), n, stats);
-      phases.mark("transform");
+      phases.mark(stream ? (fwd ? "read, transform and write" : "transform and write") : "transform");
+      if (stream) stream->finish();  // the first read or write that failed
     }
     phases.mark("unpin");
   }
   phases.mark("StarPU stop");
-  if (fwd) relayout(*plan, true, out.p, in.p);
-  phases.mark("layout");
-  const float* result = fwd ? in.p : out.p;
-  if (o.check)
-    std::printf("check: max relative error against the reference %.3g\n", relative_error(result, ref.data(), n));
-  io::write_npy_f32(o.out, shape.rows, shape.cols, result, o.in);
+  if (stream) {
+    if (o.check) {  // the input is still whole in `in` (forward) or in the unit layout (inverse)
+      ref.resize(n);
+      if (fwd) {
+        lwt::ref::forward_2d(in.p, shape.rows, shape.cols, o.levels, ref.data());
+        relayout(*plan, false, ref.data(), in.p);
+      } else {
+        relayout(*plan, true, in.p, ref.data());
+        lwt::ref::inverse_2d(ref.data(), shape.rows, shape.cols, o.levels, in.p);
+      }
+      std::printf("check: max relative error against the reference %.3g\n", relative_error(out.p, in.p, n));
+      phases.mark("reference");
+    }
+    rows->close();
+    parts->commit();
+  } else {
+    if (fwd) relayout(*plan, true, out.p, in.p);
+    phases.mark("layout");
+    const float* result = fwd ? in.p : out.p;
+    if (o.check)
+      std::printf("check: max relative error against the reference %.3g\n", relative_error(result, ref.data(), n));
+    io::write_npy_f32(o.out, shape.rows, shape.cols, result, o.in);
+  }
   std::printf("wrote %s\n", o.out.c_str());
   phases.mark("write");
   phases.print(o.command.c_str());

@@ -32,6 +32,7 @@
 #include "apps/io/npy.hpp"
 #include "apps/io/output.hpp"
 #include "apps/mpi_session.hpp"
+#include "apps/unit_files.hpp"
 #include "apps/rank_dtps.hpp"
 #include "apps/starpu_session.hpp"
 #include "codelets/lwt_tasks.hpp"
@@ -239,19 +240,8 @@ int write_own_rows(const Options& o, const lwt::Plan& plan, const std::vector<in
   const std::size_t W = std::size_t(plan.width());
   std::string why;
   try {
-    std::unique_ptr<float[]> mallat;  // a forward's: touched only at this rank's units' rows
-    if (o.command == "forward") mallat.reset(new float[std::size_t(plan.height()) * W]);
-    for (int k = 0; k < plan.units(); ++k) {
-      if (owner[std::size_t(k)] != rank) continue;
-      if (mallat) {
-        plan.to_mallat_unit(k, out, mallat.get());
-        for (const lwt::Plan::Block& b : plan.unit_mallat_blocks(k))
-          rows.write(b.row0, b.rows, b.col0, b.cols, mallat.get() + std::size_t(b.row0) * W + std::size_t(b.col0), W);
-      } else {
-        const int row0 = plan.unit_row0(0, k);
-        rows.write(row0, plan.unit_rows(0, k), out + std::size_t(row0) * W);
-      }
-    }
+    for (int k = 0; k < plan.units(); ++k)
+      if (owner[std::size_t(k)] == rank) apps::write_unit(plan, k, o.command == "forward", out, rows);
     rows.close();
   } catch (const std::exception& e) {
     why = e.what();

@@ -643,9 +643,17 @@ void preallocate(const Plan& p, Pipeline pipeline, bool forward) {
   for (starpu_data_handle_t h : held) starpu_data_unregister(h);  // no home: nothing comes back
 }
 
+// One process only: a unit's rows cross ranks through StarPU-MPI, not through the caller.
+void one_process_only(const char* what) {
+  if (ranks.size == 1) return;
+  std::fprintf(stderr, "lwt: %s run in one process only\n", what);
+  std::abort();
+}
+
 void forward(const Plan& p, Pipeline pipeline, const float* image, float* units_layout,
-             std::vector<WorkerStats>* stats) {
+             std::vector<WorkerStats>* stats, const UnitFiles* files) {
   find_ranks();
+  if (files) one_process_only("a transform's unit files");
   begin_stats();
   {
     Handles hd(p, image, units_layout, false, pipeline == Pipeline::Steps);
@@ -654,6 +662,7 @@ void forward(const Plan& p, Pipeline pipeline, const float* image, float* units_
     auto horizontal = [&](int l, int k) {  // the horizontal pass, then the halos it owes
       if (l == L) return;
       const Args a = region(p, l, k);
+      if (l == 0 && files && files->fill) files->fill(k, hd.in[k]);
       starpu_data_handle_t src = l == 0 ? hd.in[k] : hd.out[k];
       if (pipeline == Pipeline::Fused) {
         Submit(kHFwd, a, prio(l, k)).data(src, STARPU_R).data(hd.b[k], STARPU_W)
@@ -694,7 +703,8 @@ void forward(const Plan& p, Pipeline pipeline, const float* image, float* units_
       // The unit's coefficients may go home as soon as its last task ends, and its work
       // strips' memory serves the units after it.
       if (l == L - 1) {
-        starpu_data_wont_use(hd.out[k]);
+        if (files && files->drain) files->drain(k, hd.out[k]);
+        else starpu_data_wont_use(hd.out[k]);
         hd.done_with(k);
       }
     };
@@ -708,12 +718,10 @@ void forward(const Plan& p, Pipeline pipeline, const float* image, float* units_
 // j's halos (j = 0 the coarsest) are the initial copy (j = 0) and the horizontal inverse of
 // the level below; the readers are the vertical inverses.
 void inverse(const Plan& p, Pipeline pipeline, const float* units_layout, float* image,
-             std::vector<WorkerStats>* stats, LevelSet keep, const OutputTasks* then) {
+             std::vector<WorkerStats>* stats, LevelSet keep, const OutputTasks* then, const UnitFiles* files) {
   find_ranks();
-  if (then && ranks.size > 1) {
-    std::fprintf(stderr, "lwt: an inverse's output tasks run in one process only\n");
-    std::abort();
-  }
+  if (then) one_process_only("an inverse's output tasks");
+  if (files) one_process_only("a transform's unit files");
   begin_stats();
   {
     Handles hd(p, units_layout, image, true, pipeline == Pipeline::Steps);
@@ -728,6 +736,7 @@ void inverse(const Plan& p, Pipeline pipeline, const float* units_layout, float*
         a.w = p.width();
         a.halo_h = p.unit_rows(L - 1, k);
         a.halo_w = p.cols(L - 1);
+        if (files && files->fill) files->fill(k, hd.in[k]);
         Submit(kInvCopy, a, prio(j, k)).data(hd.in[k], STARPU_R).data(hd.b[k], STARPU_W)
             .data_if(a.above, hd.top[L - 1][k], STARPU_W).data_if(a.below, hd.bot[L - 1][k], STARPU_W).go();
         return;
@@ -767,7 +776,8 @@ void inverse(const Plan& p, Pipeline pipeline, const float* units_layout, float*
       }
       if (l == 0) {
         if (then) then->strip(k, hd.out[k], prio(j, k));
-        else starpu_data_wont_use(hd.out[k]);
+        if (files && files->drain) files->drain(k, hd.out[k]);
+        if (!then && !(files && files->drain)) starpu_data_wont_use(hd.out[k]);
         hd.done_with(k);
       }
     };

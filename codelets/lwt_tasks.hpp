@@ -37,8 +37,9 @@ struct WorkerStats {
 // it with the same plan; unit k runs on rank k R / U (halos cross between neighbouring units of
 // different ranks through StarPU-MPI); `image` and `units_layout` are rank 0's, where the
 // result is gathered, and unused elsewhere (may be null). The same holds for inverse().
+struct UnitFiles;
 void forward(const Plan& plan, Pipeline pipeline, const float* image, float* units_layout,
-             std::vector<WorkerStats>* stats = nullptr);
+             std::vector<WorkerStats>* stats = nullptr, const UnitFiles* files = nullptr);
 // A caller's own tasks on an inverse's output, before its strips come home (one process only):
 // strip(k, h, priority) once unit k's last task is submitted (h: its output strip, the image's
 // rows from plan.unit_row0(0, k); priority: that task's), then finish(hs) once every task so far
@@ -48,11 +49,21 @@ struct OutputTasks {
   std::function<void(const std::vector<starpu_data_handle_t>&)> finish;
 };
 
+// A caller's file traffic beside a transform, unit by unit (one process only): fill(k, h) just
+// before unit k's first task is submitted (h: its input strip, on the caller's buffer), where the
+// caller may acquire h in W mode (starpu_data_acquire_cb) and release it once the buffer holds
+// the unit's input, so that the unit's tasks wait for its own rows alone; drain(k, h) once unit
+// k's last task is submitted (h: its output strip), where it may acquire h in R mode and release
+// it once the unit's result is written. The transform returns once every acquisition is released.
+struct UnitFiles {
+  std::function<void(int, starpu_data_handle_t)> fill, drain;
+};
+
 // Inverse: per-unit layout back to the image; of the levels in `keep` alone (the others taken
 // as zero by each unit's first task, on its worker) where `keep` names a subset.
 void inverse(const Plan& plan, Pipeline pipeline, const float* units_layout, float* image,
              std::vector<WorkerStats>* stats = nullptr, LevelSet keep = kAllLevels,
-             const OutputTasks* then = nullptr);
+             const OutputTasks* then = nullptr, const UnitFiles* files = nullptr);
 
 // Allocates on each GPU's memory node the buffers a transform of `plan` places there (a GPU's
 // share: the units over the GPUs, rounded up), then hands them to StarPU's allocation cache,

@@ -85,16 +85,10 @@ template <typename T>
 void Plan::to_mallat_unit(int k, const T* in, T* out) const {
   const std::size_t W = std::size_t(width_);
   const T* unit = in + std::size_t(row0_[k]) * W;
-  for (int l = 0; l < levels_; ++l) {
-    const int h = unit_rows(l, k), nl = low_count(h), g = unit_row0(l + 1, k);
-    const int w = cols(l), wl = cols(l + 1);
-    for (int i = 0; i < h - nl; ++i)
-      std::memcpy(out + (image_rows(l + 1) + g + i) * W, unit + (nl + i) * W, sizeof(T) * w);
-    for (int i = 0; i < nl; ++i)
-      std::memcpy(out + (g + i) * W + wl, unit + i * W + wl, sizeof(T) * (w - wl));
-  }
-  const int hL = unit_rows(levels_, k), g = unit_row0(levels_, k), wL = cols(levels_);
-  for (int i = 0; i < hL; ++i) std::memcpy(out + (g + i) * W, unit + i * W, sizeof(T) * wL);
+  for (const Block& b : unit_mallat_blocks(k))
+    for (int i = 0; i < b.rows; ++i)
+      std::memcpy(out + std::size_t(b.row0 + i) * W + b.col0, unit + std::size_t(b.unit_row + i) * W + b.col0,
+                  sizeof(T) * std::size_t(b.cols));
 }
 
 template <typename T>
@@ -106,16 +100,10 @@ template <typename T>
 void Plan::from_mallat_unit(int k, const T* in, T* out) const {
   const std::size_t W = std::size_t(width_);
   T* unit = out + std::size_t(row0_[k]) * W;
-  for (int l = 0; l < levels_; ++l) {
-    const int h = unit_rows(l, k), nl = low_count(h), g = unit_row0(l + 1, k);
-    const int w = cols(l), wl = cols(l + 1);
-    for (int i = 0; i < h - nl; ++i)
-      std::memcpy(unit + (nl + i) * W, in + (image_rows(l + 1) + g + i) * W, sizeof(T) * w);
-    for (int i = 0; i < nl; ++i)
-      std::memcpy(unit + i * W + wl, in + (g + i) * W + wl, sizeof(T) * (w - wl));
-  }
-  const int hL = unit_rows(levels_, k), g = unit_row0(levels_, k), wL = cols(levels_);
-  for (int i = 0; i < hL; ++i) std::memcpy(unit + i * W, in + (g + i) * W, sizeof(T) * wL);
+  for (const Block& b : unit_mallat_blocks(k))
+    for (int i = 0; i < b.rows; ++i)
+      std::memcpy(unit + std::size_t(b.unit_row + i) * W + b.col0, in + std::size_t(b.row0 + i) * W + b.col0,
+                  sizeof(T) * std::size_t(b.cols));
 }
 
 // Level l's high rows of unit k lie at image_rows(l + 1) + unit_row0(l + 1, k), its low rows
@@ -133,12 +121,12 @@ std::vector<std::pair<int, int>> Plan::unit_mallat_rows(int k) const {
 
 std::vector<Plan::Block> Plan::unit_mallat_blocks(int k) const {
   std::vector<Block> blocks;
-  for (int l = 0; l < levels_; ++l) {  // as to_mallat_unit copies
+  for (int l = 0; l < levels_; ++l) {
     const int h = unit_rows(l, k), nl = low_count(h), g = unit_row0(l + 1, k), w = cols(l), wl = cols(l + 1);
-    if (h > nl) blocks.push_back(Block{image_rows(l + 1) + g, h - nl, 0, w});
-    if (nl > 0 && w > wl) blocks.push_back(Block{g, nl, wl, w - wl});
+    if (h > nl) blocks.push_back(Block{image_rows(l + 1) + g, h - nl, 0, w, nl});
+    if (nl > 0 && w > wl) blocks.push_back(Block{g, nl, wl, w - wl, 0});
   }
-  if (const int hL = unit_rows(levels_, k); hL > 0) blocks.push_back(Block{unit_row0(levels_, k), hL, 0, cols(levels_)});
+  if (const int hL = unit_rows(levels_, k); hL > 0) blocks.push_back(Block{unit_row0(levels_, k), hL, 0, cols(levels_), 0});
   return blocks;
 }
 

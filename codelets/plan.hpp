@@ -93,9 +93,11 @@ class Plan {
   // coarser level's, in its first columns).
   std::vector<std::pair<int, int>> unit_mallat_rows(int k) const;
   // Unit k's coefficients in the Mallat layout exactly: per level its high rows (every column
-  // of the level) and its low rows' high half, and the last level's LL band.
+  // of the level) and its low rows' high half, and the last level's LL band. Each block's
+  // columns are the same in the unit layout, its rows there from unit_row0(0, k) + unit_row,
+  // so that a unit's blocks go between a file's Mallat layout and the unit layout directly.
   struct Block {
-    int row0, rows, col0, cols;
+    int row0, rows, col0, cols, unit_row;
   };
   std::vector<Block> unit_mallat_blocks(int k) const;
 

@@ -54,6 +54,17 @@ err = np.abs(x - y).max() / np.abs(x).max()
 print('round trip through files: max relative error %.3g' % err)
 sys.exit(0 if y.dtype == np.float32 and y.shape == x.shape and err < 1e-5 else 1)" \
   && passed=$((passed + 1)) || { fails=$((fails + 1)); echo "FAIL file round trip"; }
+# Streamed (LWT2D_STREAM=1: the files beside the transform's tasks): the same bytes as with the
+# files whole; a bad value found mid-stream gets its one line and exit 2, and leaves no output.
+for c in forward:x:c inverse:c:y; do
+  IFS=: read -r cmd src dst <<<"$c"
+  if LWT2D_STREAM=1 "$LWT2D" $cmd --in "$dir/$src.npy" --out "$dir/$dst-s.npy" --levels 3 --units 2 --check \
+       >"$dir/out.txt" 2>"$dir/err.txt" && cmp -s "$dir/$dst.npy" "$dir/$dst-s.npy"; then
+    passed=$((passed + 1)); echo "ok   $cmd streamed: the same bytes"
+  else fails=$((fails + 1)); echo "FAIL $cmd streamed:"; cat "$dir/err.txt"; fi
+done
+ENV=LWT2D_STREAM=1 expect_fail "NaN in data, streamed" forward --in "$dir/xnan.npy" --out "$dir/o.npy"
+[[ -z $(compgen -G "$dir/o.npy*") ]] && passed=$((passed + 1)) || { fails=$((fails + 1)); echo "FAIL streamed refusal left $(compgen -G "$dir/o.npy*")"; }
 before=$(sha1sum "$dir/x.npy")
 expect_fail "output over input" forward --in "$dir/x.npy" --out "$dir/x.npy"
 [[ $(sha1sum "$dir/x.npy") == "$before" ]] && passed=$((passed + 1)) || { fails=$((fails + 1)); echo "FAIL input changed"; }
@@ -175,9 +186,11 @@ done
 # The same for forward, whose output is written after its transform (StarPU stopped): a signal
 # while the result's temporary exists ends the run with nothing under the output's name.
 "$LWT2D" generate --size 6144 --out "$dir/f-in.npy" >/dev/null 2>&1
-for sig in TERM INT; do
+# Streamed, the temporary exists from before StarPU's start and fills as the units end.
+for run in TERM INT TERM:1 INT:1; do
+  sig=${run%%:*}; stream=0; [[ $run == *:1 ]] && stream=1
   rm -rf "$dir/fsig"; mkdir "$dir/fsig"
-  $PY -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' \
+  LWT2D_STREAM=$stream $PY -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' \
     "$LWT2D" forward --in "$dir/f-in.npy" --out "$dir/fsig/c.npy" --levels 3 >/dev/null 2>&1 &
   pid=$!
   for _ in $(seq 1 20000); do
@@ -190,8 +203,8 @@ for sig in TERM INT; do
   # output is whole. Never a temporary, never a part under the output's name.
   whole=$((128 + 6144 * 6144 * 4))
   if [[ $rc -eq $((128 + $(kill -l $sig))) && ( -z $left || ( $left == c.npy && $(stat -c %s "$dir/fsig/c.npy") -eq $whole ) ) ]]; then
-    passed=$((passed + 1)); echo "ok   SIG$sig during forward's write: exit $rc, ${left:-nothing} left"
-  else fails=$((fails + 1)); echo "FAIL SIG$sig during forward's write: exit $rc, left: ${left:-nothing}"; fi
+    passed=$((passed + 1)); echo "ok   SIG$sig during forward's write (LWT2D_STREAM=$stream): exit $rc, ${left:-nothing} left"
+  else fails=$((fails + 1)); echo "FAIL SIG$sig during forward's write (LWT2D_STREAM=$stream): exit $rc, left: ${left:-nothing}"; fi
 done
 rm -f "$dir/f-in.npy"
 

@@ -1,5 +1,5 @@
 if(STARPU_FOUND)
   add_executable(test_lwt_units ${CMAKE_CURRENT_LIST_DIR}/test_lwt_units.cpp)
-  target_link_libraries(test_lwt_units PRIVATE lwt_starpu lwt_ref GTest::gtest_main fnndtps_warnings)
+  target_link_libraries(test_lwt_units PRIVATE lwt_starpu lwt_ref apps_unit_files GTest::gtest_main fnndtps_warnings)
   gtest_discover_tests(test_lwt_units DISCOVERY_TIMEOUT 60 PROPERTIES ENVIRONMENT "STARPU_SILENT=1")
 endif()

@@ -10,8 +10,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <chrono>
+#include <stdexcept>
+#include <thread>
 #include <vector>
 
+#include "apps/unit_files.hpp"
 #include "codelets/lifting.hpp"
 #include "codelets/lwt_tasks.hpp"
 #include "codelets/plan.hpp"
@@ -244,6 +248,89 @@ TEST(Tasks, EveryUnitRunsAndTheCountsMatchTheGraph) {
     EXPECT_GE(units, 4u);  // each unit ran somewhere
   }
   EXPECT_EQ(lwt::task_count(plan, lwt::Pipeline::Fused, true), 2 * 4 * 3);
+}
+
+// lwt2d's streamed files (apps::UnitStream): a forward whose input comes in chunks out of order
+// (later chunks first) gives the whole input's result bit for bit, so no unit's first task ran
+// before its rows were in (the buffer starts as NaN); each unit's result is handed over once,
+// after its last task; an inverse streams its output alone. Odd sizes, uneven units and chunks.
+TEST(UnitStream, StreamedTransformsEqualWholeOnes) {
+  const int H = 453, W = 61, L = 3;
+  const lwt::Plan plan(H, W, L, 5);
+  const auto x = random_image(H, W, 11);
+  std::vector<float> c(x.size(), NAN), want(x.size(), NAN), y_want(x.size(), NAN);
+  lwt::forward(plan, lwt::Pipeline::Fused, x.data(), c.data());
+  plan.to_mallat(c.data(), want.data());
+  lwt::inverse(plan, lwt::Pipeline::Fused, c.data(), y_want.data());
+
+  const int chunk = 7, chunks = (H + chunk - 1) / chunk;
+  std::vector<float> in(x.size(), NAN), out(x.size(), NAN), got(x.size(), NAN);
+  std::vector<int> written(std::size_t(plan.units()), 0);
+  {
+    apps::UnitStream stream(
+        H, chunk,
+        [&](int row0, int rows) {
+          std::this_thread::sleep_for(std::chrono::microseconds(200 * (chunks - row0 / chunk)));
+          std::copy_n(x.begin() + std::ptrdiff_t(row0) * W, std::size_t(rows) * W, in.begin() + std::ptrdiff_t(row0) * W);
+        },
+        [&](int k) {
+          ++written[std::size_t(k)];
+          plan.to_mallat_unit(k, out.data(), got.data());
+        },
+        3, 2);
+    lwt::forward(plan, lwt::Pipeline::Fused, in.data(), out.data(), nullptr, &stream.hooks(plan));
+    stream.finish();
+  }
+  EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0);
+  EXPECT_EQ(written, std::vector<int>(std::size_t(plan.units()), 1));
+
+  std::vector<float> y(x.size(), NAN), y_got(x.size(), NAN);
+  {
+    apps::UnitStream stream(H, chunk, {}, [&](int k) {
+      const std::size_t lo = std::size_t(plan.unit_row0(0, k)) * W, n = std::size_t(plan.unit_rows(0, k)) * W;
+      std::copy_n(y.begin() + std::ptrdiff_t(lo), n, y_got.begin() + std::ptrdiff_t(lo));
+    }, 3, 2);
+    lwt::inverse(plan, lwt::Pipeline::Fused, c.data(), y.data(), nullptr, lwt::kAllLevels, nullptr, &stream.hooks(plan));
+    stream.finish();
+  }
+  EXPECT_EQ(std::memcmp(y_got.data(), y_want.data(), y_got.size() * sizeof(float)), 0);
+}
+
+// A read or a write that fails ends nothing early: the transform completes (no unit waits for
+// rows that will not come), the later reads and writes are skipped, and finish() throws the
+// first error, of its own type.
+TEST(UnitStream, TheFirstFailureComesOutOfFinish) {
+  const int H = 300, W = 40;
+  const lwt::Plan plan(H, W, 2, 4);
+  std::vector<float> in(std::size_t(H) * W, 1.0f), out(in.size());
+  int reads_after = 0;
+  {
+    apps::UnitStream stream(
+        H, 10,
+        [&](int row0, int) {
+          if (row0 == 50) throw std::invalid_argument("chunk at row 50 unreadable");
+          if (row0 > 50) ++reads_after;
+        },
+        [](int) {}, 1, 1);
+    lwt::forward(plan, lwt::Pipeline::Fused, in.data(), out.data(), nullptr, &stream.hooks(plan));
+    EXPECT_THROW(
+        try { stream.finish(); } catch (const std::invalid_argument& e) {
+          EXPECT_STREQ(e.what(), "chunk at row 50 unreadable");
+          throw;
+        },
+        std::invalid_argument);
+  }
+  EXPECT_EQ(reads_after, 0);
+  int writes = 0;
+  {
+    apps::UnitStream stream(H, 10, {}, [&](int k) {
+      ++writes;
+      if (k == 0) throw std::runtime_error("disk full");
+    }, 1, 1);
+    lwt::inverse(plan, lwt::Pipeline::Fused, in.data(), out.data(), nullptr, lwt::kAllLevels, nullptr, &stream.hooks(plan));
+    EXPECT_THROW(stream.finish(), std::runtime_error);
+  }
+  EXPECT_GE(writes, 1);
 }
 
 }  // namespace
