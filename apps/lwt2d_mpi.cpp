@@ -237,7 +237,6 @@ bool open_output(const Options& o, int rank, const int shape[2], std::unique_ptr
 // in place. Returns 0 or that status (collective).
 int write_own_rows(const Options& o, const lwt::Plan& plan, const std::vector<int>& owner, int rank, const float* out,
                    io::NpyRows& rows, io::NpyParts* parts) {
-  const std::size_t W = std::size_t(plan.width());
   std::string why;
   try {
     for (int k = 0; k < plan.units(); ++k)
