@@ -260,7 +260,7 @@ int run_file(const Options& o) {
   if (streaming()) {
     parts = std::make_unique<io::NpyParts>(o.out, shape.rows, shape.cols, o.in);
     rows = std::make_unique<io::NpyRows>(o.out, parts->temp(), shape.rows, shape.cols);
-    const unsigned threads = apps::kSimulated ? 0 : std::min(8u, base::host_threads());
+    const unsigned threads = std::min(8u, base::host_threads());  // forward and inverse are not simulated
     apps::UnitStream::ReadRows read;
     if (fwd)
       read = [&](int row0, int count) {

@@ -23,7 +23,7 @@ namespace apps {
 // task ends (its output strip acquired in R mode, released once written). `read` (rows [row0,
 // row0 + rows) into the caller's buffer) and `write` (unit k's result) may throw: the first
 // error is kept, later reads and writes are skipped, every acquisition is still released, and
-// finish() throws it. Without threads (readers 0: simulation, where only SimGrid's threads may
+// finish() throws it. Without threads (readers 0; under simulation only SimGrid's threads may
 // call StarPU) the input is read whole by the constructor and each unit written in its
 // acquisition's callback.
 class UnitStream {

@@ -253,8 +253,12 @@ TEST(Tasks, EveryUnitRunsAndTheCountsMatchTheGraph) {
 // lwt2d's streamed files (apps::UnitStream): a forward whose input comes in chunks out of order
 // (later chunks first) gives the whole input's result bit for bit, so no unit's first task ran
 // before its rows were in (the buffer starts as NaN); each unit's result is handed over once,
-// after its last task; an inverse streams its output alone. Odd sizes, uneven units and chunks.
-TEST(UnitStream, StreamedTransformsEqualWholeOnes) {
+// after its last task; an inverse streams its output alone. Odd sizes, uneven units and chunks;
+// on threads of its own, and without (the input read first, each unit written in its callback).
+class StreamThreads : public ::testing::TestWithParam<std::pair<unsigned, unsigned>> {};
+
+TEST_P(StreamThreads, StreamedTransformsEqualWholeOnes) {
+  const auto [readers, writers] = GetParam();
   const int H = 453, W = 61, L = 3;
   const lwt::Plan plan(H, W, L, 5);
   const auto x = random_image(H, W, 11);
@@ -277,7 +281,7 @@ TEST(UnitStream, StreamedTransformsEqualWholeOnes) {
           ++written[std::size_t(k)];
           plan.to_mallat_unit(k, out.data(), got.data());
         },
-        3, 2);
+        readers, writers);
     lwt::forward(plan, lwt::Pipeline::Fused, in.data(), out.data(), nullptr, &stream.hooks(plan));
     stream.finish();
   }
@@ -289,12 +293,15 @@ TEST(UnitStream, StreamedTransformsEqualWholeOnes) {
     apps::UnitStream stream(H, chunk, {}, [&](int k) {
       const std::size_t lo = std::size_t(plan.unit_row0(0, k)) * W, n = std::size_t(plan.unit_rows(0, k)) * W;
       std::copy_n(y.begin() + std::ptrdiff_t(lo), n, y_got.begin() + std::ptrdiff_t(lo));
-    }, 3, 2);
+    }, readers, writers);
     lwt::inverse(plan, lwt::Pipeline::Fused, c.data(), y.data(), nullptr, lwt::kAllLevels, nullptr, &stream.hooks(plan));
     stream.finish();
   }
   EXPECT_EQ(std::memcmp(y_got.data(), y_want.data(), y_got.size() * sizeof(float)), 0);
 }
+
+INSTANTIATE_TEST_SUITE_P(UnitStream, StreamThreads,
+                         ::testing::Values(std::make_pair(3u, 2u), std::make_pair(1u, 1u), std::make_pair(0u, 0u)));
 
 // A read or a write that fails ends nothing early: the transform completes (no unit waits for
 // rows that will not come), the later reads and writes are skipped, and finish() throws the
