@@ -21,7 +21,9 @@
 #                                        each neighbouring rank); then gemm-mpi on the same counts:
 #                                        strong, 32768, and weak, N^2 = 16384^2 a node, with their
 #                                        GFLOP/s, efficiency by rate and the first product's bound
-#                                        (APPS: lwt, gemm or lwt,gemm, the default)
+#                                        (APPS: lwt, gemm or lwt,gemm, the default); between the
+#                                        two, both apps at 16384 on the h200 node alone and on
+#                                        the h200 + seed2017 pair
 # Simulated times: labelled so wherever they are quoted.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -107,6 +109,33 @@ bench() {
   echo "(simulated: lwt2d-mpi forward --size 16384 --levels 4 --units 64 --repeat 8; each rank's input local, its outputs kept on it)"
 }
 
+# The mixed pair: an h200 node and seed 2017's (two GTX cards, 4 cores) under DTPS, against the
+# h200 node alone, on the LWT 16384^2 and gemm 16384 (as APPS names them): the pair should be no
+# slower, and faster where the seed's node takes a useful share.
+pair() {
+  local build=$1 out=$2 smpirun=$3 apps=$4 app nodes
+  printf '%-12s %-14s %10s  %s\n' app nodes median_ms "shares (last run)"
+  for app in lwt gemm; do
+    [[ ,$apps, == *,$app,* ]] || continue
+    for nodes in "h200" "h200 seed2017"; do
+      local dir=$out/pair-${nodes// /+}
+      [[ -f $dir/net.xml ]] || platform "$dir" $nodes
+      local log=$dir/$app.txt cmd=("$build/bin/lwt2d-mpi" forward --size 16384 --levels 4 --units 64 --repeat 6)
+      [[ $app == gemm ]] && cmd=("$build/bin/gemm-mpi" --size 16384 --tile 1024 --iter 5 --shares dtps)
+      rm -rf "$dir/models"
+      echo "smpi.sh: $app pair case on ${nodes// / + }" >&2
+      if ! env $(cat "$dir/env") timeout -k 5 600 "$smpirun" -platform "$dir/net.xml" -hostfile "$dir/hosts" \
+          $(cat "$dir/flag") "${cmd[@]}" >"$log" 2>"${log%.txt}.err"; then
+        printf '%-12s %-14s %10s\n' "$app-16384" "${nodes// /+}" failed; continue
+      fi
+      printf '%-12s %-14s %10s  %s\n' "$app-16384" "${nodes// /+}" "$(sed -n 's/^RESULT .* median_ms=\([0-9.]*\).*/\1/p' "$log")" \
+        "$(awk '/^rank [0-9]*: / { printf "%s%s", sep, $3 "/" $5; sep = " " }' "$log")"
+    done
+  done
+  echo "(simulated: the same commands as above at 16384, rank shares by DTPS; each rank's units or blocks of the last run)"
+  echo
+}
+
 scaling() {
   local build=${1:-} out=${2:-} counts=${3:-1,2,4,8} apps=${4:-lwt,gemm}
   [[ -n $build ]] || die "scaling needs the SMPI build's folder"
@@ -149,6 +178,7 @@ scaling() {
   done
   ((${#cases[@]})) && echo "(simulated: lwt2d-mpi forward --levels 4 --repeat 6, the median of runs 1-5, rank shares" \
        "by DTPS; h200 nodes, 100 Gb/s links; speed-up and efficiency against the first count's time)" && echo
+  pair "$build" "$out" "$smpirun" "$apps"
   [[ ,$apps, == *,gemm,* ]] || return 0
   # gemm-mpi: strong, N = 32768 at every count; weak, N^2 a node's 16384^2 times the nodes (N a
   # multiple of the tile, 1024). The efficiency is by rate: GFLOP/s over n times the first count's.
