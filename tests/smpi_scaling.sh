@@ -2,7 +2,8 @@
 # bench/smpi.sh scaling on 1 and 2 simulated h200 nodes: one row per case and count with a time,
 # the first count the reference (speed-up and efficiency 1, no bytes sent), the second's bound
 # the halos each node sends its neighbour (outputs stay on their ranks); gemm-mpi's rows alike,
-# its bound the A blocks the first product sends; bad COUNTS or APPS: one line, exit 2.
+# its bound the A blocks the first product sends; the h200 + seed2017 pair of both apps; bad
+# COUNTS or APPS: one line, exit 2.
 #   smpi_scaling.sh REPO BUILD_SMPI PYTHON
 set -uo pipefail
 repo=$1 build=$2 python=$3
@@ -33,6 +34,15 @@ check "gemm's bound on two nodes: 16 A blocks of 1024 x 32768 floats" \
   bash -c "awk '\$1 == \"gemm-strong\" && \$3 == 2 {print \$7}' '$dir/table' | grep -qx 171.8"
 check "gemm weak scaling: 23552 on two nodes (N^2 twice 16384^2, whole tiles)" grep -q "^gemm-weak   23552 *2 " "$dir/table"
 check "gemm's table says it is simulated, and how blocks are timed" grep -q "^(simulated: gemm-mpi.*assumption" "$dir/table"
+# The mixed pair, both apps: the h200 alone and with seed 2017's node, each with a time and the
+# ranks' shares; the pair no slower than the h200 alone (RESULTS AV: faster in both).
+pair() { awk -v a="$1" -v n="$2" '$1 == a && $2 == n && $3 + 0 > 0 {print $3}' "$dir/table"; }
+for app in lwt-16384 gemm-16384; do
+  alone=$(pair $app h200) both=$(pair $app h200+seed2017)
+  check "$app on the h200 alone (${alone:-none}) and on the pair (${both:-none}), the pair no slower" \
+    awk -v a="${alone:-0}" -v b="${both:-0}" 'BEGIN { exit !(a > 0 && b > 0 && b <= a * 1.001) }'
+done
+check "the pair's rows give each rank's share" bash -c "grep -Eq '^gemm-16384 +h200\+seed2017 +[0-9.]+ +[0-9]+/256 [0-9]+/256\$' '$dir/table'"
 bash "$repo/bench/smpi.sh" scaling "$build" "$dir/bad" 1 lwt,fft >"$dir/bad.out" 2>"$dir/bad.err"; rc=$?
 check "APPS 'lwt,fft': exit 2 (got $rc), one line" bash -c "[[ $rc -eq 2 && ! -s '$dir/bad.out' && \$(wc -l <'$dir/bad.err') -eq 1 ]]"
 for bad in "0,2" "1,x" ""; do
