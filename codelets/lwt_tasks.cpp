@@ -643,12 +643,14 @@ void preallocate(const Plan& p, Pipeline pipeline, bool forward) {
   for (starpu_data_handle_t h : held) starpu_data_unregister(h);  // no home: nothing comes back
 }
 
+namespace {
 // One process only: a unit's rows cross ranks through StarPU-MPI, not through the caller.
 void one_process_only(const char* what) {
   if (ranks.size == 1) return;
   std::fprintf(stderr, "lwt: %s run in one process only\n", what);
   std::abort();
 }
+}  // namespace
 
 void forward(const Plan& p, Pipeline pipeline, const float* image, float* units_layout,
              std::vector<WorkerStats>* stats, const UnitFiles* files) {

@@ -31,13 +31,22 @@ struct WorkerStats {
   double busy_ms = 0;      // time inside our codelets
 };
 
+// A caller's file traffic beside a transform, unit by unit (one process only): fill(k, h) just
+// before unit k's first task is submitted (h: its input strip, on the caller's buffer), where the
+// caller may acquire h in W mode (starpu_data_acquire_cb) and release it once the buffer holds
+// the unit's input, so that the unit's tasks wait for its own rows alone; drain(k, h) once unit
+// k's last task is submitted (h: its output strip), where it may acquire h in R mode and release
+// it once the unit's result is written. The transform returns once every acquisition is released.
+struct UnitFiles {
+  std::function<void(int, starpu_data_handle_t)> fill, drain;
+};
+
 // Forward transform of `image` (H x W, row-major) into `units_layout` (H x W, the per-unit
 // Mallat layout of Plan). StarPU must be initialised. Blocks until done.
 // In StarPU's MPI build, with MPI initialised and several ranks (DESIGN §11): every rank calls
 // it with the same plan; unit k runs on rank k R / U (halos cross between neighbouring units of
 // different ranks through StarPU-MPI); `image` and `units_layout` are rank 0's, where the
 // result is gathered, and unused elsewhere (may be null). The same holds for inverse().
-struct UnitFiles;
 void forward(const Plan& plan, Pipeline pipeline, const float* image, float* units_layout,
              std::vector<WorkerStats>* stats = nullptr, const UnitFiles* files = nullptr);
 // A caller's own tasks on an inverse's output, before its strips come home (one process only):
@@ -47,16 +56,6 @@ void forward(const Plan& plan, Pipeline pipeline, const float* image, float* uni
 struct OutputTasks {
   std::function<void(int, starpu_data_handle_t, int)> strip;
   std::function<void(const std::vector<starpu_data_handle_t>&)> finish;
-};
-
-// A caller's file traffic beside a transform, unit by unit (one process only): fill(k, h) just
-// before unit k's first task is submitted (h: its input strip, on the caller's buffer), where the
-// caller may acquire h in W mode (starpu_data_acquire_cb) and release it once the buffer holds
-// the unit's input, so that the unit's tasks wait for its own rows alone; drain(k, h) once unit
-// k's last task is submitted (h: its output strip), where it may acquire h in R mode and release
-// it once the unit's result is written. The transform returns once every acquisition is released.
-struct UnitFiles {
-  std::function<void(int, starpu_data_handle_t)> fill, drain;
 };
 
 // Inverse: per-unit layout back to the image; of the levels in `keep` alone (the others taken

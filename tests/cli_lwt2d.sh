@@ -110,6 +110,8 @@ for cmd in "forward --in $dir/x.npy --out $dir/p.npy" "demo --size 64"; do
   ENV="LWT2D_PREALLOCATE=yes" WORDS="^lwt2d: LWT2D_PREALLOCATE='yes' must be 0 or 1" \
     expect_fail "LWT2D_PREALLOCATE=yes (${cmd%% *})" $cmd
 done
+ENV="LWT2D_STREAM=on" WORDS="^lwt2d: LWT2D_STREAM='on' must be 0 or 1" \
+  expect_fail "LWT2D_STREAM=on" forward --in "$dir/x.npy" --out "$dir/p.npy"
 ENV="FNNDTPS_PIN_TEMPS=2" WORDS="^lwt2d: FNNDTPS_PIN_TEMPS='2' must be 0 or 1" expect_fail "FNNDTPS_PIN_TEMPS=2" demo --size 64
 [[ ! -e $dir/p.npy ]] || { fails=$((fails + 1)); echo "FAIL LWT2D_PREALLOCATE=yes left $dir/p.npy"; }
 # StarPU's own files of this host cut short (a disk that filled as StarPU saved them): StarPU
