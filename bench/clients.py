@@ -23,6 +23,9 @@ group at it); none starts past --budget seconds of the run, and each one's timeo
 end within it. --env: settings for every process (e.g. STARPU_NCPU=4); StarPU's defaults
 otherwise.
 
+A policy may carry settings of its own, joined by '+' as bench/cold.py's configurations
+(fnn-dtps+FNNDTPS_IDLE_NAP_US=1000: a variant, its own row and model folder).
+
 --trace: every process records its schedule (FNNDTPS_TRACE; StarPU's policies too, loaded through
 STARPU_SCHED_LIB then) into OUT/traces/PROGRAM-POLICY-RUN.json, for bench/gantt.py; tracing
 changes what it measures a little (README, "Seeing what a policy did").
@@ -89,15 +92,16 @@ class Clients:
             with open(self.logpath, "a") as f:
                 f.write(f"### skipped (past the budget): {program} {policy} {run}\n")
             return self.add(program, policy, run, None, unit, "skipped")
-        extra = {"STARPU_SCHED": policy, "FNNDTPS_MODEL_DIR": os.path.join(a.models, f"{program}-{policy}")}
-        if policy in OURS or a.trace:
+        base = policy.split("+")[0]
+        extra = dict(cold.config_env(policy), FNNDTPS_MODEL_DIR=os.path.join(a.models, f"{program}-{policy}"))
+        if base in OURS or a.trace:
             extra["STARPU_SCHED_LIB"] = a.lib
         if a.trace:
             os.makedirs(os.path.join(a.out, "traces"), exist_ok=True)
             extra["FNNDTPS_TRACE"] = os.path.join(a.out, "traces", f"{program}-{policy}-{run}.json")
         argv = [os.path.join(a.bin, PROGRAMS[program])] + (a.stencil_args.split() if program == "stencil" else [])
         env = dict(self.base, **extra)
-        shown = dict(extra, **dict(kv.split("=", 1) for kv in a.env.split()))
+        shown = dict(dict(kv.split("=", 1) for kv in a.env.split()), **extra)
         proc = cold.run_process(argv, env, t, self.logpath, shown, f"{time.strftime('%T')} {program} {policy} run {run}")
         v = value_of(program, proc.out) if proc.rc is not None else None
         st = status_of(program, run, proc, v)
@@ -134,7 +138,8 @@ class Clients:
                  "pih, pih-data: parallel_independent_heterogeneous_tasks{,_data}, % of the expected speed-up",
                  "  (ratio above 1: closer to it than the best built-in; vs lws: points above lws's)",
                  "median, min, max over n processes (warm-ups left out)", ""]
-        form = "{:<9} {:<9} {:>2} {:>9} {:>9} {:>9} {:>4} {:>6} {:>8}  {}"
+        width = max([9] + [len(r["policy"]) for r in self.rows])
+        form = "{:<9} {:<%d} {:>2} {:>9} {:>9} {:>9} {:>4} {:>6} {:>8}  {}" % width
         lines.append(form.format("program", "policy", "n", "median", "min", "max", "unit", "ratio", "vs lws", "note"))
         for prog in dict.fromkeys(r["program"] for r in self.rows):
             here = [r for r in self.rows if r["program"] == prog]
@@ -146,7 +151,7 @@ class Clients:
                 bad = [r["status"] for r in runs if r["status"] not in ("ok", "warmup")]
                 note = ", ".join(f"{bad.count(s)} {s}" for s in dict.fromkeys(bad))
                 stats[pol] = (statistics.median(vals) if vals else None, vals, note)
-            builtin = [m for p, (m, _, _) in stats.items() if p not in OURS and m is not None]
+            builtin = [m for p, (m, _, _) in stats.items() if p.split("+")[0] not in OURS and m is not None]
             best = (max if higher else min)(builtin) if builtin else None
             lws = stats.get("lws", (None,))[0]
             for pol, (med, vals, note) in stats.items():
@@ -181,9 +186,14 @@ def parse_args(argv):
     if bad or not args.programs:
         ap.error(f"unknown program(s) '{','.join(bad)}': use {','.join(PROGRAMS)}")
     known = OURS + compare.BUILTINS
-    bad = [p for p in args.policies if p not in known]
+    bad = [p for p in args.policies if p.split("+")[0] not in known]
     if bad or not args.policies:
-        ap.error(f"unknown policy '{','.join(bad)}': use {','.join(known)}")
+        ap.error(f"unknown policy '{','.join(bad)}': use {','.join(known)}, each with any +VAR=VALUE")
+    for p in args.policies:
+        for kv in p.split("+")[1:]:
+            var, eq, _ = kv.partition("=")
+            if not eq or not cold.ENV_NAME.match(var) or var in ("STARPU_SCHED", "STARPU_SCHED_LIB", "FNNDTPS_MODEL_DIR"):
+                ap.error(f"policy '{p}': '{kv}' is not VAR=VALUE of a variable the bench does not set")
     if args.reps < 1 or args.budget <= 0 or args.timeout <= 0:
         ap.error("--reps, --budget and --timeout must be positive")
     for kv in args.env.split():
@@ -192,7 +202,7 @@ def parse_args(argv):
     for p in args.programs:
         if not os.access(os.path.join(args.bin, PROGRAMS[p]), os.X_OK):
             ap.error(f"{os.path.join(args.bin, PROGRAMS[p])} not built (scripts/build_starpu_examples.sh {args.bin})")
-    if any(p in OURS for p in args.policies) and not os.access(args.lib, os.R_OK):
+    if any(p.split("+")[0] in OURS for p in args.policies) and not os.access(args.lib, os.R_OK):
         ap.error(f"--lib {args.lib}: not readable")
     args.out = os.path.abspath(args.out)
     args.models = os.path.abspath(args.models or os.path.join(args.out, "models"))

@@ -19,7 +19,7 @@
 //   worker's thread. Not StarPU's worker lock: that one waits until the worker leaves its
 //   scheduling operation, and an idle worker is in one almost all the time it polls.
 //   Re-balancing trylocks the victim's queue and gives up when busy. No global lock on push.
-// - Others read exp_len, pipe_end, nqueued and the queue's priority range unlocked (atomics):
+// - Others read exp_len, pipe_end, slip, nqueued and the queue's priority range unlocked (atomics):
 //   a stale read misplaces one task, as in dmda, and never loses one. A push of a priority
 //   inside a queue's range scans that queue under its mutex (dmdas takes the worker's lock).
 // - pre_exec and post_exec run on the worker's thread and write only its own slot.
@@ -89,7 +89,10 @@ void init(unsigned ctx, SpeedSource source) {
     const std::size_t n = starpu_worker_get_count();
     auto* p = new Policy(ctx, source, n);
     p->cfg = Config::from_env();
-    p->rebalance = p->cfg.rebalance >= 0 ? p->cfg.rebalance == 1 : uses_fnn(*p);
+    // Every policy but `even` (the pure division, seed 000 Fig. 1) moves work to a worker that
+    // runs dry (seed 000 eq. 8): a program that pushes all its tasks at once is otherwise held
+    // to its first placement, however its model misjudged the workers.
+    p->rebalance = p->cfg.rebalance >= 0 ? p->cfg.rebalance == 1 : source != SpeedSource::Even;
     p->one_node = starpu_memory_nodes_get_count() == 1;
     const char* locality = starpu_getenv("STARPU_DATA_LOCALITY_ENFORCE");
     p->cache_eligibility = !locality || std::atoi(locality) == 0;
@@ -438,6 +441,13 @@ int push(starpu_task* task) {
   return 0;
 }
 
+// A task leaving a queue for worker s's thread, with the time its queue planned (slip, in
+// post_exec). Tasks StarPU never starts through pre_exec do not pile up: the oldest go.
+void note_popped(WorkerSlot& s, const void* task, double planned_us) {
+  if (s.popped.size() >= kPoppedKept) s.popped.erase(s.popped.begin());
+  s.popped.emplace_back(static_cast<const starpu_task*>(task), planned_us);
+}
+
 // seed 000 eq. 8 and steps 1-7 of §3.2: idle worker `w` takes a queued task from the late
 // worker with the largest remaining time T_i^r when it would end it sooner here, transfer
 // included (threshold x its time here below the time the task waits there).
@@ -447,9 +457,10 @@ starpu_task* take_from_busiest(Policy& p, unsigned ctx, int w, double now) {
   me.steal_us = now;
   int victim = -1;
   double most = 0;
-  // Only a worker behind its own schedule (the tasks it took were expected to end by now): the
-  // placement already balanced the expected finishes, and a move on time costs a transfer and
-  // draws the unit's later tasks after it.
+  // Only a worker behind its own schedule (the tasks it took were expected to end by now, or
+  // its slip stretches its queue past its plan: cost.hpp): the placement already balanced the
+  // expected finishes, and a move on time costs a transfer and draws the unit's later tasks
+  // after it.
   // While DTPS splits the batch by units, each class keeps its own (seed 001 sets the split),
   // and a core its units (unit_split): a moved task would run after the thief's own unit.
   const bool split = open_plan(p).splits();
@@ -457,8 +468,8 @@ starpu_task* take_from_busiest(Policy& p, unsigned ctx, int w, double now) {
   // Nor across classes a task of a codelet that runs on one class alone (push, kMinCoRunGain).
   for (WorkerSlot& s : p.workers)
     if (s.member && s.id != w && (!split || s.gpu == me.gpu) && s.nqueued.load(std::memory_order_relaxed) > 0 &&
-        get(s.pipe_end) < now) {
-      const double left = std::max(now, get(s.pipe_end)) + get(s.exp_len) - now;
+        behind_plan_us(now, get(s.pipe_end), get(s.lag), get(s.exp_len), get(s.slip)) > 0) {
+      const double left = remaining_us(now, get(s.pipe_end), get(s.exp_len), get(s.slip));
       if (left > most) most = left, victim = s.id;
     }
   // A queue its owner drains within an idle poll or two is not worth the victim's lock (the
@@ -467,23 +478,29 @@ starpu_task* take_from_busiest(Policy& p, unsigned ctx, int w, double now) {
   WorkerSlot& v = p.workers[std::size_t(victim)];
   std::unique_lock<Mutex> g(v.queue_mutex, std::try_to_lock);
   if (!g.owns_lock()) return nullptr;  // busy: later
-  const double there_end = std::max(now, get(v.pipe_end)) + get(v.exp_len);
+  const double there_end = now + remaining_us(now, get(v.pipe_end), get(v.exp_len), get(v.slip));
   double here = 0;
   QueuedTask q;
-  const double late = now - get(v.pipe_end);  // how far the victim slipped behind its schedule
+  const double late = behind_plan_us(now, get(v.pipe_end), get(v.lag), get(v.exp_len), get(v.slip));
+  // A codelet held to the victim's class by rates that may predate its timings (push alone
+  // refreshes them, and a program may push all its tasks first): refreshed once unlocked.
+  CodeletState* held = nullptr;
   // Under the victim's lock: the cheap tests first, a few tasks from the back only.
   const bool took = v.member && late > 0 && v.queue.pop_back_if(kStealScan, &q, [&](const QueuedTask& t) {
     auto* task = static_cast<starpu_task*>(t.task);
     auto& c = *static_cast<CodeletState*>(t.codelet);
-    if (me.gpu != v.gpu && c.alone.load(std::memory_order_relaxed) == int(v.gpu)) return false;
+    if (me.gpu != v.gpu && c.alone.load(std::memory_order_relaxed) == int(v.gpu)) return held = &c, false;
     // Nor data a core would have to pin first (push).
     const bool data = !p.one_node && STARPU_TASK_GET_NBUFFERS(task);
     const double pin = data && !me.cuda ? alloc_us(task, me.node) : 0.0;
     if (pin > 0 && !split) return false;
     // Nor, without a plan, inputs that are on a GPU only (push's held_by_gpu keeps such tasks
     // there): the unit would cross the bus out and back, and StarPU's CUDA worker
-    // runs its node's copies on its own thread, so the GPU's own tasks wait behind them.
-    if (!split && !me.cuda && v.cuda && data && task_info::missing_on(task, me.node) > 0) return false;
+    // runs its node's copies on its own thread, so the GPU's own tasks wait behind them. Unless
+    // the GPU is behind the plan of its pushes by more than the whole task here (below): its
+    // queue was placed by a model that misjudged it (inputs prefetched at push make every
+    // queued task's data the GPU's alone), not by one wave's jitter.
+    const bool gpu_held = !split && !me.cuda && v.cuda && data && task_info::missing_on(task, me.node) > 0;
     // The thief's own expected time, not the policy's plan: a move is taken back only by the
     // next idle moment, and a core's GEMM tile can outlast the GPU's whole queue.
     const double run = base_us(p, c, task, ctx, w, task_key(task)) *
@@ -494,7 +511,7 @@ starpu_task* take_from_busiest(Policy& p, unsigned ctx, int w, double now) {
     if (!starpu_worker_can_execute_task_first_impl(unsigned(w), task, nullptr)) return false;
     const double tr = data ? starpu_task_expected_data_transfer_time_for(task, unsigned(w)) : 0;
     here = std::max(0.0, tr) + run + pin;
-    return 2 * late > here && p.cfg.threshold * here < there_end - now;
+    return (gpu_held ? late > here : 2 * late > here) && p.cfg.threshold * here < there_end - now;
   });
   if (took) {
     add(v.exp_len, -q.predicted_us);
@@ -502,9 +519,11 @@ starpu_task* take_from_busiest(Policy& p, unsigned ctx, int w, double now) {
     starpu_sched_ctx_list_task_counters_decrement(ctx, victim);
   }
   g.unlock();
+  if (held && !took) refresh_speeds(p, *held, now);
   if (!took) return nullptr;
   p.moved.fetch_add(1, std::memory_order_relaxed);
   me.pipe_end = std::max(now, get(me.pipe_end)) + here;
+  note_popped(me, q.task, here);
   return static_cast<starpu_task*>(q.task);
 }
 
@@ -581,6 +600,7 @@ starpu_task* pop(unsigned ctx) {
       publish(s);
     }
     s.pipe_end = std::max(now, get(s.pipe_end)) + q.predicted_us;
+    note_popped(s, q.task, q.predicted_us);
     starpu_sched_ctx_list_task_counters_decrement(ctx, w);
     return static_cast<starpu_task*>(q.task);
   } catch (const std::exception& e) {
@@ -602,7 +622,10 @@ void pre_exec(starpu_task* task, unsigned ctx) {
     if (g.owns_lock()) s.fnn.features = s.fnn.latest;
   }
   const TaskKey key = task_key(task);
-  s.running.push_back(Running{task, c, now, task_info::work(task), s.fnn.features, key.footprint, key.work});
+  double planned = 0;
+  auto it = std::find_if(s.popped.begin(), s.popped.end(), [&](const auto& e) { return e.first == task; });
+  if (it != s.popped.end()) planned = it->second, s.popped.erase(it);
+  s.running.push_back(Running{task, c, now, task_info::work(task), s.fnn.features, key.footprint, key.work, planned});
   if (emu::configured()) p->running_in_class[s.gpu].fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -643,6 +666,8 @@ void post_exec(starpu_task* task, unsigned ctx) {
       if (f > 1) dt *= f, end = now_us();
     }
     s.last_end_us = end;
+    s.slip = slip_after(get(s.slip), dt, r.planned_us);
+    s.lag = lag_after(get(s.lag), dt, r.planned_us);
     CodeletState& c = *r.codelet;
     const double rate = r.work / dt;  // seed 000 eq. 5: D / T
     const long runs = c.done[w].runs.fetch_add(1, std::memory_order_relaxed) + 1;  // this one included
@@ -668,7 +693,7 @@ void post_exec(starpu_task* task, unsigned ctx) {
     const long ended = long(it - s.running.begin()) + 1;
     s.running.erase(s.running.begin(), it + 1);
     if (emu::configured()) p->running_in_class[s.gpu].fetch_sub(int(ended), std::memory_order_relaxed);
-    if (s.running.empty() && s.nqueued.load(std::memory_order_relaxed) == 0) s.pipe_end = end;
+    if (s.running.empty() && s.nqueued.load(std::memory_order_relaxed) == 0) s.pipe_end = end, s.lag = 0;
     if (s.fnn.pending.size() >= kMergeEvery) merge_samples(s, std::size_t(w), false);
     if (p->batch.pending.fetch_sub(ended) == ended) {
       merge_samples(s, std::size_t(w), false);

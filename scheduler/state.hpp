@@ -22,6 +22,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fnn/fnn.hpp"
@@ -59,6 +60,7 @@ constexpr std::size_t kSamplesPerWorker = 64;
 constexpr std::size_t kTrainEvery = 32;
 constexpr std::size_t kTunePerWorker = 4;  // online steps per worker at each later training
 constexpr double kStealEveryUs = 1000;     // an idle worker looks for work to take this often
+constexpr std::size_t kPoppedKept = 64;    // tasks popped and not yet started a worker remembers
 constexpr std::size_t kStealScan = 4;      // ... among the victim's last queued tasks
 constexpr double kMinStealUs = 50;         // ... from a queue holding at least this much work
 constexpr double kIdleCheckUs = 100;       // an idle worker looks at the batch this often
@@ -182,6 +184,7 @@ struct Running {
   fnn::Features features;
   std::uint32_t footprint;
   double cost_work;  // the cost model's work (TaskKey)
+  double planned_us;  // what its queue planned it to take (0: not popped through a queue)
 };
 
 struct PendingSample {
@@ -245,12 +248,15 @@ struct WorkerSlot {
   std::atomic<int> prio_hi{INT_MIN}, prio_lo{INT_MAX};
   std::atomic<double> exp_len{0};   // predicted us of the queued tasks, under queue_mutex
   std::atomic<double> pipe_end{0};  // when the tasks it popped are expected to end (its thread)
+  std::atomic<double> slip{1}, lag{0};  // its tasks against their plan (cost.hpp; its thread)
   // Under queue_mutex.
   alignas(64) Mutex queue_mutex;
   TaskQueue queue;
   bool ever_member = false;  // for the summary
   // The worker's own thread writes these.
   std::vector<Running> running;
+  // Tasks it popped and has not started, with their planned time (pop, then pre_exec).
+  std::vector<std::pair<const starpu_task*, double>> popped;
   double last_end_us = 0;
   double steal_us = -1e300, idle_check_us = -1e300;
   double emulated = 1;

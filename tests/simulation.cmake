@@ -41,9 +41,16 @@ if(TARGET fnndtps)
     target_link_libraries(starpu_${_pihd} PRIVATE PkgConfig::STARPU)
     set_target_properties(starpu_${_pihd} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${_shim}
                           BUILD_RPATH "${STARPU_LIBRARY_DIRS}")
+    # The same program with its model misjudging the workers (tests/skewed_sleep.h).
+    add_executable(starpu_${_pihd}_skewed ${_shim}/microbenchs/${_pihd}.c)
+    target_compile_options(starpu_${_pihd}_skewed PRIVATE -include ${CMAKE_CURRENT_LIST_DIR}/skewed_sleep.h)
+    target_link_libraries(starpu_${_pihd}_skewed PRIVATE PkgConfig::STARPU)
+    set_target_properties(starpu_${_pihd}_skewed PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${_shim}
+                          BUILD_RPATH "${STARPU_LIBRARY_DIRS}")
     add_test(NAME simulation_clients
              COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/sim_clients.sh $<TARGET_FILE:starpu_${_pihd}>
-                     $<TARGET_FILE:fnndtps> ${PROJECT_SOURCE_DIR} ${STARPU_LIBRARY_DIRS})
+                     $<TARGET_FILE:fnndtps> ${PROJECT_SOURCE_DIR} ${STARPU_LIBRARY_DIRS}
+                     $<TARGET_FILE:starpu_${_pihd}_skewed>)
   else()
     message(WARNING "simulation_clients will fail: ${_pihd_why}")
     add_test(NAME simulation_clients COMMAND sh -c "echo \"$1\"; exit 1" sh "FAIL: ${_pihd_why}")

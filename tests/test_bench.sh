@@ -336,7 +336,15 @@ PY
     rc=$?
     check "timeout: exit 1 (got $rc), rows marked timeout" \
       bash -c "[[ $rc -eq 1 ]] && grep -qx 'pih,lws,1,,%,timeout' '$dir/t/clients.csv'"
-    for bad in "--programs nosuch" "--policies nosuch" "--reps 0" "--env novar"; do
+    # A policy's own settings: its own row, passed to its processes only.
+    "$PY" "$clients" --bin "$dir/bin" --lib "$lib" --programs pih --policies lws+STARPU_NCPU=1,lws --reps 1 \
+      --env "STARPU_NCPU=2" --out "$dir/v" >/dev/null 2>&1
+    rc=$?
+    check "a variant: exit 0 (got $rc), its rows and its setting in the log" \
+      bash -c "[[ $rc -eq 0 ]] && grep -q '^pih,lws+STARPU_NCPU=1,1,[0-9.]*,%,ok$' '$dir/v/clients.csv' &&
+               grep -q '^pih,lws,1,[0-9.]*,%,ok$' '$dir/v/clients.csv' &&
+               grep -q \"STARPU_NCPU='1'\" '$dir/v/clients.log' && grep -q 'number of workers CPU = 1$' '$dir/v/clients.log'"
+    for bad in "--programs nosuch" "--policies nosuch" "--reps 0" "--env novar" "--policies lws+novar" "--policies lws+STARPU_SCHED=eager"; do
       "$PY" "$clients" --bin "$dir/bin" --lib "$lib" $bad --out "$dir/bad" >"$dir/bad.out" 2>"$dir/bad.err"; rc=$?
       check "$bad: exit 2 (got $rc), one line" bash -c "[[ $rc -eq 2 && ! -s '$dir/bad.out' ]] && [[ \$(wc -l <'$dir/bad.err') -eq 1 ]]"
     done

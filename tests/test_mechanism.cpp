@@ -3,6 +3,7 @@
 // StarPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
@@ -119,6 +120,47 @@ TEST(CostModel, AWorkerSlowerThanTheWholeBatchGetsNothing) {
 TEST(CostModel, TheTransferOverlapsQueuedWork) {
   EXPECT_DOUBLE_EQ(sched::expected_finish(10, 50, 5, 2), 52);   // arrives while the queue runs
   EXPECT_DOUBLE_EQ(sched::expected_finish(10, 12, 5, 2), 17);   // waits for it
+}
+
+// A GPU placed by a program's model that says 1000 us a task, its tasks taking 1170 (StarPU's
+// parallel_independent_heterogeneous_tasks_data on the GPU machine): each pop plans the next
+// task from the moment it takes it, so only the lag shows the queue's end 17% late.
+TEST(Slip, AWorkerSlowerThanItsPlanFallsBehindByItsQueueNotByOneTask) {
+  double slip = 1, lag = 0, now = 0, pipe_end = 0;
+  const double planned = 1000, dt = 1170;
+  for (int i = 0; i < 350; ++i) {
+    pipe_end = std::max(now, pipe_end) + planned;  // pop
+    now += dt;                                      // its end
+    slip = sched::slip_after(slip, dt, planned), lag = sched::lag_after(lag, dt, planned);
+  }
+  EXPECT_NEAR(slip, 1.17, 1e-9);
+  EXPECT_NEAR(lag, 350 * 170.0, 1e-6);
+  EXPECT_NEAR(now - pipe_end, 170.0, 1e-6);  // what a pop's plan alone would show
+  // 264 tasks of 1000 us still queued: they will take 17% more too.
+  const double exp_len = 264 * planned;
+  EXPECT_NEAR(sched::behind_plan_us(now, pipe_end, lag, exp_len, slip), 170 + 350 * 170.0 + 264 * 170.0, 1e-6);
+  EXPECT_NEAR(sched::remaining_us(now, pipe_end, exp_len, slip), 264 * 1170.0, 1e-6);
+}
+
+TEST(Slip, OnPlanIsNeverLateAndEarlyIsNotLateEither) {
+  double slip = 1, lag = 0;
+  for (int i = 0; i < 100; ++i) slip = sched::slip_after(slip, 1000, 1000), lag = sched::lag_after(lag, 1000, 1000);
+  EXPECT_DOUBLE_EQ(slip, 1);
+  EXPECT_DOUBLE_EQ(lag, 0);
+  EXPECT_DOUBLE_EQ(sched::behind_plan_us(5000, 5000, lag, 8000, slip), 0);
+  for (int i = 0; i < 100; ++i) slip = sched::slip_after(slip, 800, 1000);
+  EXPECT_LT(slip, 1);
+  // Its queue ending early makes it no later and leaves it no more to run than planned.
+  EXPECT_DOUBLE_EQ(sched::behind_plan_us(5000, 5000, 0, 8000, slip), 0);
+  EXPECT_DOUBLE_EQ(sched::remaining_us(5000, 5000, 8000, slip), 8000);
+}
+
+TEST(Slip, AColdFirstLaunchCountsAsAtMostKSlipClampTimesItsPlan) {
+  EXPECT_DOUBLE_EQ(sched::lag_after(0, 100 * 1000.0, 1000), (sched::kSlipClamp - 1) * 1000);
+  EXPECT_DOUBLE_EQ(sched::slip_after(1, 100 * 1000.0, 1000), 1 + sched::kSlipWeight * (sched::kSlipClamp - 1));
+  // A task without a plan (StarPU gave it to the worker directly) changes neither.
+  EXPECT_DOUBLE_EQ(sched::slip_after(1.3, 5000, 0), 1.3);
+  EXPECT_DOUBLE_EQ(sched::lag_after(42, 5000, 0), 42);
 }
 
 sched::SpeedInputs inputs() {
