@@ -30,39 +30,30 @@ inline double expected_finish(double now, double queue_end, double transfer, dou
   return (queue_end > now + transfer ? queue_end : now + transfer) + run;
 }
 
-// How a worker keeps to the plan its queue was pushed with (the expected time push gave each
-// task). A program that pushes all its tasks before any ends (StarPU's
-// parallel_independent_heterogeneous_tasks_data) is placed by its own model alone; a GPU whose
-// tasks run 1.17x that model ends its queue 17% late, while each of its pops, planning the next
-// task from the moment it takes it, looks on time. Two measures, per worker:
-//   slip  its tasks' time over their plan, a weighted mean of the ratios (kSlipWeight each):
-//         what its queued tasks will take beyond their plan;
-//   lag   what its tasks since its queue last ran empty took beyond their plan, summed: how far
-//         the pushes that placed its queue misjudged its end.
-// A ratio is bounded to [1/kSlipClamp, kSlipClamp] (a cold first launch, a page fault).
+// How a worker keeps to the plan its queue was pushed with. A program that pushes all its
+// tasks before any ends (StarPU's parallel_independent_heterogeneous_tasks_data) is placed by
+// its own model alone; a GPU whose tasks run 1.17x that model ends its queue 17% late, while
+// each of its pops, planning the next task from the moment it takes it, looks on time. Its
+// slip is its tasks' time over the time push planned for each, a weighted mean of the ratios
+// (kSlipWeight each, bounded to [1/kSlipClamp, kSlipClamp]: a cold first launch, a page fault):
+// what its queued tasks will take beyond their plan.
 constexpr double kSlipWeight = 0.25;
 constexpr double kSlipClamp = 4;
-inline double clamped_ratio(double dt, double planned) {
-  const double r = dt / planned;
-  return r < 1 / kSlipClamp ? 1 / kSlipClamp : r > kSlipClamp ? kSlipClamp : r;
-}
 inline double slip_after(double slip, double dt, double planned) {
   if (!(planned > 0) || !(dt > 0)) return slip;
-  return slip + kSlipWeight * (clamped_ratio(dt, planned) - slip);
+  double r = dt / planned;
+  r = r < 1 / kSlipClamp ? 1 / kSlipClamp : r > kSlipClamp ? kSlipClamp : r;
+  return slip + kSlipWeight * (r - slip);
 }
-inline double lag_after(double lag, double dt, double planned) {
-  if (!(planned > 0) || !(dt > 0)) return lag;
-  return lag + planned * (clamped_ratio(dt, planned) - 1);
-}
-// How far behind the plan of its pushes a worker is at `now`, in us: past the expected end of
-// what it popped (pipe_end), its lag, and what its queue (exp_len us as planned) will take
-// beyond its plan at its slip. A queue that runs early does not make it late.
-inline double behind_plan_us(double now, double pipe_end, double lag, double exp_len, double slip) {
-  return now - pipe_end + lag + exp_len * ((slip > 1 ? slip : 1) - 1);
-}
-// What it has left to run from `now` (seed 000 §3.2's T_i^r), at its slip.
+// What a worker has left to run from `now` (seed 000 §3.2's T_i^r): the rest of what it popped
+// (until pipe_end), then its queue (exp_len us as planned) at its slip. A queue that runs
+// early is not counted shorter.
 inline double remaining_us(double now, double pipe_end, double exp_len, double slip) {
   return (pipe_end > now ? pipe_end - now : 0) + exp_len * (slip > 1 ? slip : 1);
+}
+// How much later than its push planned the task at a queue's back now ends, in us.
+inline double behind_plan_us(double now, double remaining, double planned_end) {
+  return now + remaining - planned_end;
 }
 
 // What the speed sources read, per worker of one codelet.

@@ -255,14 +255,15 @@ void deinit(unsigned ctx) {
 
 // Prefetches the task's inputs to worker `w`'s node, then queues it there. Once queued the task
 // may run and be freed at once: nothing here touches it after the unlock.
-void enqueue(Policy& p, starpu_task* task, CodeletState& c, unsigned ctx, int w, double predicted, double work) {
+void enqueue(Policy& p, starpu_task* task, CodeletState& c, unsigned ctx, int w, double predicted, double work,
+             double planned_end) {
   WorkerSlot& s = p.workers[std::size_t(w)];
   task->sched_data = &c;  // ours: pre_exec and post_exec count it
   if (!p.one_node && STARPU_TASK_GET_NBUFFERS(task) > 0 && starpu_get_prefetch_flag())
     starpu_prefetch_task_input_for(task, w);
   {
     QueueLock g(s.queue_mutex);
-    s.queue.push(QueuedTask{task, task->priority, predicted, work, &c});
+    s.queue.push(QueuedTask{task, task->priority, predicted, work, &c, planned_end});
     add(s.exp_len, predicted);
     publish(s);
     starpu_push_task_end(task);
@@ -332,7 +333,7 @@ int push(starpu_task* task) {
     // The arch's expected time, once per arch (arch_us), for unit_split, alone_class and the placement.
     ArchCosts arch_cost;
     int best = -1;
-    double best_end = 0, best_predicted = 0;
+    double best_end = 0, best_predicted = 0, best_finish = 0;
     starpu_worker_collection* workers = starpu_sched_ctx_get_worker_collection(ctx);
     starpu_sched_ctx_iterator it;
     // Between GPUs a transfer hidden behind a queue still costs: it takes link bandwidth and,
@@ -427,14 +428,14 @@ int push(starpu_task* task) {
                              s.nqueued.load(std::memory_order_relaxed) <
                                  p->workers[std::size_t(best)].nqueued.load(std::memory_order_relaxed);
         if (best < 0 || (tie ? w == self || shorter : end < best_end))
-          best = w, best_end = end, best_predicted = finish - queue_end;
+          best = w, best_end = end, best_predicted = finish - queue_end, best_finish = finish;
       }
     }
     if (best < 0) {
       p->batch.pending.fetch_sub(1);
       return -ENODEV;  // nobody in this context can run it: StarPU reports the task
     }
-    enqueue(*p, task, c, ctx, best, best_predicted, work);
+    enqueue(*p, task, c, ctx, best, best_predicted, work, best_finish);
   } catch (const std::exception& e) {
     fail("push", e);
   }
@@ -457,8 +458,8 @@ starpu_task* take_from_busiest(Policy& p, unsigned ctx, int w, double now) {
   me.steal_us = now;
   int victim = -1;
   double most = 0;
-  // Only a worker behind its own schedule (the tasks it took were expected to end by now, or
-  // its slip stretches its queue past its plan: cost.hpp): the placement already balanced the
+  // Only a worker behind the schedule its tasks were pushed with (its queue's last task now
+  // ending later than its push planned: cost.hpp): the placement already balanced the
   // expected finishes, and a move on time costs a transfer and draws the unit's later tasks
   // after it.
   // While DTPS splits the batch by units, each class keeps its own (seed 001 sets the split),
@@ -468,9 +469,9 @@ starpu_task* take_from_busiest(Policy& p, unsigned ctx, int w, double now) {
   // Nor across classes a task of a codelet that runs on one class alone (push, kMinCoRunGain).
   for (WorkerSlot& s : p.workers)
     if (s.member && s.id != w && (!split || s.gpu == me.gpu) && s.nqueued.load(std::memory_order_relaxed) > 0 &&
-        behind_plan_us(now, get(s.pipe_end), get(s.lag), get(s.exp_len), get(s.slip)) > 0) {
+        s.back_end.load(std::memory_order_relaxed) > 0) {
       const double left = remaining_us(now, get(s.pipe_end), get(s.exp_len), get(s.slip));
-      if (left > most) most = left, victim = s.id;
+      if (behind_plan_us(now, left, get(s.back_end)) > 0 && left > most) most = left, victim = s.id;
     }
   // A queue its owner drains within an idle poll or two is not worth the victim's lock (the
   // submitter may be waiting for it) nor a cold start elsewhere.
@@ -481,12 +482,14 @@ starpu_task* take_from_busiest(Policy& p, unsigned ctx, int w, double now) {
   const double there_end = now + remaining_us(now, get(v.pipe_end), get(v.exp_len), get(v.slip));
   double here = 0;
   QueuedTask q;
-  const double late = behind_plan_us(now, get(v.pipe_end), get(v.lag), get(v.exp_len), get(v.slip));
   // A codelet held to the victim's class by rates that may predate its timings (push alone
   // refreshes them, and a program may push all its tasks first): refreshed once unlocked.
   CodeletState* held = nullptr;
   // Under the victim's lock: the cheap tests first, a few tasks from the back only.
-  const bool took = v.member && late > 0 && v.queue.pop_back_if(kStealScan, &q, [&](const QueuedTask& t) {
+  const bool took = v.member && v.queue.pop_back_if(kStealScan, &q, [&](const QueuedTask& t) {
+    // How much later than its push planned it ends there (one of the last: about the queue's end).
+    const double late = behind_plan_us(now, there_end - now, t.planned_end);
+    if (late <= 0) return false;
     auto* task = static_cast<starpu_task*>(t.task);
     auto& c = *static_cast<CodeletState*>(t.codelet);
     if (me.gpu != v.gpu && c.alone.load(std::memory_order_relaxed) == int(v.gpu)) return held = &c, false;
@@ -497,9 +500,9 @@ starpu_task* take_from_busiest(Policy& p, unsigned ctx, int w, double now) {
     // Nor, without a plan, inputs that are on a GPU only (push's held_by_gpu keeps such tasks
     // there): the unit would cross the bus out and back, and StarPU's CUDA worker
     // runs its node's copies on its own thread, so the GPU's own tasks wait behind them. Unless
-    // the GPU is behind the plan of its pushes by more than the whole task here (below): its
-    // queue was placed by a model that misjudged it (inputs prefetched at push make every
-    // queued task's data the GPU's alone), not by one wave's jitter.
+    // the task takes the GPU longer than that copy (below): the GPU then gains more time than
+    // its thread spends on the copy (inputs prefetched at push make every queued task's data
+    // the GPU's alone: a program's independent tasks, all pushed at once).
     const bool gpu_held = !split && !me.cuda && v.cuda && data && task_info::missing_on(task, me.node) > 0;
     // The thief's own expected time, not the policy's plan: a move is taken back only by the
     // next idle moment, and a core's GEMM tile can outlast the GPU's whole queue.
@@ -511,7 +514,7 @@ starpu_task* take_from_busiest(Policy& p, unsigned ctx, int w, double now) {
     if (!starpu_worker_can_execute_task_first_impl(unsigned(w), task, nullptr)) return false;
     const double tr = data ? starpu_task_expected_data_transfer_time_for(task, unsigned(w)) : 0;
     here = std::max(0.0, tr) + run + pin;
-    return (gpu_held ? late > here : 2 * late > here) && p.cfg.threshold * here < there_end - now;
+    return (!gpu_held || t.predicted_us > tr) && 2 * late > here && p.cfg.threshold * here < there_end - now;
   });
   if (took) {
     add(v.exp_len, -q.predicted_us);
@@ -667,7 +670,6 @@ void post_exec(starpu_task* task, unsigned ctx) {
     }
     s.last_end_us = end;
     s.slip = slip_after(get(s.slip), dt, r.planned_us);
-    s.lag = lag_after(get(s.lag), dt, r.planned_us);
     CodeletState& c = *r.codelet;
     const double rate = r.work / dt;  // seed 000 eq. 5: D / T
     const long runs = c.done[w].runs.fetch_add(1, std::memory_order_relaxed) + 1;  // this one included
@@ -693,7 +695,7 @@ void post_exec(starpu_task* task, unsigned ctx) {
     const long ended = long(it - s.running.begin()) + 1;
     s.running.erase(s.running.begin(), it + 1);
     if (emu::configured()) p->running_in_class[s.gpu].fetch_sub(int(ended), std::memory_order_relaxed);
-    if (s.running.empty() && s.nqueued.load(std::memory_order_relaxed) == 0) s.pipe_end = end, s.lag = 0;
+    if (s.running.empty() && s.nqueued.load(std::memory_order_relaxed) == 0) s.pipe_end = end;
     if (s.fnn.pending.size() >= kMergeEvery) merge_samples(s, std::size_t(w), false);
     if (p->batch.pending.fetch_sub(ended) == ended) {
       merge_samples(s, std::size_t(w), false);

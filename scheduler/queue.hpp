@@ -20,6 +20,7 @@ struct QueuedTask {
   double predicted_us = 0;  // its share of the worker's expected end: transfer left + run time
   double work = 0;          // bytes of its unit, or its flops (cost.hpp)
   void* codelet = nullptr;  // the policy's state for its codelet
+  double planned_end = 0;   // when its push expected it to end (us, the policy's clock)
 };
 
 class TaskQueue {
@@ -28,6 +29,7 @@ class TaskQueue {
   bool empty() const { return q_.empty(); }
   int front_priority() const { return q_.front().priority; }
   int back_priority() const { return q_.back().priority; }
+  double back_planned_end() const { return q_.back().planned_end; }
 
   // The predicted time of the tasks a task of `priority` would wait behind: those of an equal
   // or higher priority (dmdas's exp_len_per_priority).

@@ -248,7 +248,8 @@ struct WorkerSlot {
   std::atomic<int> prio_hi{INT_MIN}, prio_lo{INT_MAX};
   std::atomic<double> exp_len{0};   // predicted us of the queued tasks, under queue_mutex
   std::atomic<double> pipe_end{0};  // when the tasks it popped are expected to end (its thread)
-  std::atomic<double> slip{1}, lag{0};  // its tasks against their plan (cost.hpp; its thread)
+  std::atomic<double> slip{1};      // its tasks' time over their plan (cost.hpp; its thread)
+  std::atomic<double> back_end{0};  // when its push planned the queue's last task to end
   // Under queue_mutex.
   alignas(64) Mutex queue_mutex;
   TaskQueue queue;
@@ -282,6 +283,7 @@ inline void publish(WorkerSlot& s) {
   s.nqueued.store(int(s.queue.size()), std::memory_order_relaxed);
   s.prio_hi.store(s.queue.empty() ? INT_MIN : s.queue.front_priority(), std::memory_order_relaxed);
   s.prio_lo.store(s.queue.empty() ? INT_MAX : s.queue.back_priority(), std::memory_order_relaxed);
+  s.back_end.store(s.queue.empty() ? 0 : s.queue.back_planned_end(), std::memory_order_relaxed);
   if (s.queue.empty()) s.exp_len = 0;
 }
 

@@ -123,44 +123,43 @@ TEST(CostModel, TheTransferOverlapsQueuedWork) {
 }
 
 // A GPU placed by a program's model that says 1000 us a task, its tasks taking 1170 (StarPU's
-// parallel_independent_heterogeneous_tasks_data on the GPU machine): each pop plans the next
-// task from the moment it takes it, so only the lag shows the queue's end 17% late.
+// parallel_independent_heterogeneous_tasks_data on the GPU machine): 614 tasks pushed at once,
+// the last planned to end at 614 ms. Each pop plans the next task from the moment it takes it,
+// so its pops show one task's slip; its queue's last task shows 17% of the queue.
 TEST(Slip, AWorkerSlowerThanItsPlanFallsBehindByItsQueueNotByOneTask) {
-  double slip = 1, lag = 0, now = 0, pipe_end = 0;
-  const double planned = 1000, dt = 1170;
+  const double planned = 1000, dt = 1170, back_end = 614 * planned;
+  double slip = 1, now = 0, pipe_end = 0;
   for (int i = 0; i < 350; ++i) {
     pipe_end = std::max(now, pipe_end) + planned;  // pop
     now += dt;                                      // its end
-    slip = sched::slip_after(slip, dt, planned), lag = sched::lag_after(lag, dt, planned);
+    slip = sched::slip_after(slip, dt, planned);
   }
   EXPECT_NEAR(slip, 1.17, 1e-9);
-  EXPECT_NEAR(lag, 350 * 170.0, 1e-6);
   EXPECT_NEAR(now - pipe_end, 170.0, 1e-6);  // what a pop's plan alone would show
-  // 264 tasks of 1000 us still queued: they will take 17% more too.
-  const double exp_len = 264 * planned;
-  EXPECT_NEAR(sched::behind_plan_us(now, pipe_end, lag, exp_len, slip), 170 + 350 * 170.0 + 264 * 170.0, 1e-6);
-  EXPECT_NEAR(sched::remaining_us(now, pipe_end, exp_len, slip), 264 * 1170.0, 1e-6);
+  const double exp_len = 264 * planned;     // still queued, as planned
+  const double left = sched::remaining_us(now, pipe_end, exp_len, slip);
+  EXPECT_NEAR(left, 264 * 1170.0, 1e-6);
+  EXPECT_NEAR(sched::behind_plan_us(now, left, back_end), 614 * 170.0, 1e-6);
 }
 
 TEST(Slip, OnPlanIsNeverLateAndEarlyIsNotLateEither) {
-  double slip = 1, lag = 0;
-  for (int i = 0; i < 100; ++i) slip = sched::slip_after(slip, 1000, 1000), lag = sched::lag_after(lag, 1000, 1000);
+  double slip = 1;
+  for (int i = 0; i < 100; ++i) slip = sched::slip_after(slip, 1000, 1000);
   EXPECT_DOUBLE_EQ(slip, 1);
-  EXPECT_DOUBLE_EQ(lag, 0);
-  EXPECT_DOUBLE_EQ(sched::behind_plan_us(5000, 5000, lag, 8000, slip), 0);
+  // 8 tasks of 1000 us queued behind one that ends at 6000: the last one planned to end at 14000.
+  EXPECT_DOUBLE_EQ(sched::behind_plan_us(5000, sched::remaining_us(5000, 6000, 8000, slip), 14000), 0);
   for (int i = 0; i < 100; ++i) slip = sched::slip_after(slip, 800, 1000);
   EXPECT_LT(slip, 1);
-  // Its queue ending early makes it no later and leaves it no more to run than planned.
-  EXPECT_DOUBLE_EQ(sched::behind_plan_us(5000, 5000, 0, 8000, slip), 0);
+  // A queue that runs early leaves no more to run than planned, and is not counted shorter.
   EXPECT_DOUBLE_EQ(sched::remaining_us(5000, 5000, 8000, slip), 8000);
+  EXPECT_DOUBLE_EQ(sched::behind_plan_us(5000, 8000, 13000), 0);
 }
 
 TEST(Slip, AColdFirstLaunchCountsAsAtMostKSlipClampTimesItsPlan) {
-  EXPECT_DOUBLE_EQ(sched::lag_after(0, 100 * 1000.0, 1000), (sched::kSlipClamp - 1) * 1000);
   EXPECT_DOUBLE_EQ(sched::slip_after(1, 100 * 1000.0, 1000), 1 + sched::kSlipWeight * (sched::kSlipClamp - 1));
-  // A task without a plan (StarPU gave it to the worker directly) changes neither.
+  EXPECT_DOUBLE_EQ(sched::slip_after(1, 1, 1000), 1 + sched::kSlipWeight * (1 / sched::kSlipClamp - 1));
+  // A task without a plan (StarPU gave it to the worker directly) leaves it as it was.
   EXPECT_DOUBLE_EQ(sched::slip_after(1.3, 5000, 0), 1.3);
-  EXPECT_DOUBLE_EQ(sched::lag_after(42, 5000, 0), 42);
 }
 
 sched::SpeedInputs inputs() {
