@@ -35,10 +35,11 @@ inline double expected_finish(double now, double queue_end, double transfer, dou
 // its own model alone; a GPU whose tasks run 1.17x that model ends its queue 17% late, while
 // each of its pops, planning the next task from the moment it takes it, looks on time. Its
 // slip is its tasks' time over the time push planned for each, a weighted mean of the ratios
-// (kSlipWeight each, bounded to [1/kSlipClamp, kSlipClamp]: a cold first launch, a page fault):
-// what its queued tasks will take beyond their plan.
-constexpr double kSlipWeight = 0.25;
-constexpr double kSlipClamp = 4;
+// (kSlipWeight each, bounded to [1/kSlipClamp, kSlipClamp]): what its queued tasks will take
+// beyond their plan. Weighted and bounded so that a batch's first tasks (a cold launch, first
+// touches: 4x their plan and more) do not make a worker on its plan look late.
+constexpr double kSlipWeight = 0.1;
+constexpr double kSlipClamp = 2;
 inline double slip_after(double slip, double dt, double planned) {
   if (!(planned > 0) || !(dt > 0)) return slip;
   double r = dt / planned;

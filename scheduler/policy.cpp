@@ -37,6 +37,7 @@
 #include <starpu_scheduler.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -506,7 +507,8 @@ starpu_task* take_from_busiest(Policy& p, unsigned ctx, int w, double now) {
     const bool gpu_held = !split && !me.cuda && v.cuda && data && task_info::missing_on(task, me.node) > 0;
     // The thief's own expected time, not the policy's plan: a move is taken back only by the
     // next idle moment, and a core's GEMM tile can outlast the GPU's whole queue.
-    const double run = base_us(p, c, task, ctx, w, task_key(task)) *
+    const TaskKey key = task_key(task);
+    const double run = base_us(p, c, task, ctx, w, key) *
                        std::max(1.0, get(c.scale[std::size_t(w)]));
     // Only a slip longer than half the task here: placement by expected finish already
     // balanced the plan, and a move costs a transfer and draws the unit's later tasks after it.
@@ -514,7 +516,23 @@ starpu_task* take_from_busiest(Policy& p, unsigned ctx, int w, double now) {
     if (!starpu_worker_can_execute_task_first_impl(unsigned(w), task, nullptr)) return false;
     const double tr = data ? starpu_task_expected_data_transfer_time_for(task, unsigned(w)) : 0;
     here = std::max(0.0, tr) + run + pin;
-    return (!gpu_held || t.predicted_us > tr) && 2 * late > here && p.cfg.threshold * here < there_end - now;
+    if ((gpu_held && t.predicted_us <= tr) || 2 * late <= here || p.cfg.threshold * here >= there_end - now) return false;
+    // Nor where another worker would end it sooner, after its own queue: a core that takes
+    // a slowed GPU's unit would end it long after the other GPU, running dry, would have.
+    // Its time there counted as here's: transfer, run, and a core's new pinned memory.
+    std::array<double, STARPU_MAXNODES> to_node;
+    to_node.fill(-1);
+    to_node[me.node] = std::max(0.0, tr) + pin;
+    for (const WorkerSlot& o : p.workers) {
+      if (!o.member || o.id == w || o.id == victim || !can_run(p, c, task, o.id)) continue;
+      double& move = to_node[o.node];
+      if (move < 0) move = (data ? std::max(0.0, starpu_task_expected_data_transfer_time_for(task, unsigned(o.id))) : 0.0) +
+                           (data && !o.cuda ? alloc_us(task, o.node) : 0.0);
+      const double o_end = remaining_us(now, get(o.pipe_end), get(o.exp_len), get(o.slip)) + move +
+                           base_us(p, c, task, ctx, o.id, key) * std::max(1.0, get(c.scale[std::size_t(o.id)]));
+      if (o_end + kTieUs < here) return false;
+    }
+    return true;
   });
   if (took) {
     add(v.exp_len, -q.predicted_us);
