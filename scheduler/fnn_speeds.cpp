@@ -198,6 +198,30 @@ void sample_features(Policy& p, double now) {
   p.live.features = std::move(f);
 }
 
+// Each worker's own speed: its arch's (TaskCosts::rate) over its `rel`; 0 for non-members.
+std::vector<double> measured_speeds(Policy& p, CodeletState& c) {
+  std::vector<double> measured(p.workers.size());
+  ReadLock cg(c.costs_lock);
+  for (std::size_t w = 0; w < measured.size(); ++w)
+    if (p.workers[w].member) measured[w] = c.costs.rate(p.archs.of[w]) / get(c.rel[w]);
+  return measured;
+}
+
+// The class a codelet runs on alone (CodeletState::alone) by each class's throughput, by rates
+// (D / T, fixed costs in): a program of one task size (most are) has no other measure of it. A
+// class timed on small tasks only (an inverse's coarse levels) looks slower than it is; push
+// keeps such codelets' GPU-born data off the cores.
+int alone_by_rates(const Policy& p, const std::vector<double>& measured) {
+  double cls[2] = {0, 0};
+  for (std::size_t w = 0; w < measured.size(); ++w) cls[p.workers[w].gpu ? 1 : 0] += measured[w];
+  const bool gpus = p.gpu_nodes.load(std::memory_order_relaxed) > 0;
+  return gpus && std::min(cls[0], cls[1]) < kMinCoRunGain * std::max(cls[0], cls[1]) ? (cls[1] > cls[0] ? 1 : 0) : -1;
+}
+
+void refresh_alone(Policy& p, CodeletState& c) {
+  c.alone.store(alone_by_rates(p, measured_speeds(p, c)), std::memory_order_relaxed);
+}
+
 // Re-computes the codelet's speeds from its source (cost.hpp) when stale. Skips when another
 // thread is at it: push never waits here.
 void refresh_speeds(Policy& p, CodeletState& c, double now) {
@@ -208,15 +232,9 @@ void refresh_speeds(Policy& p, CodeletState& c, double now) {
   c.speeds_us = now;
   const std::size_t n = p.workers.size();
   SpeedInputs in;
-  in.measured.resize(n);
+  in.measured = measured_speeds(p, c);
   in.gpu.resize(n);
-  {  // each worker's own speed: its arch's (TaskCosts::rate) over its `rel`
-    ReadLock cg(c.costs_lock);
-    for (std::size_t w = 0; w < n; ++w) {
-      in.gpu[w] = p.workers[w].gpu;
-      if (p.workers[w].member) in.measured[w] = c.costs.rate(p.archs.of[w]) / get(c.rel[w]);
-    }
-  }
+  for (std::size_t w = 0; w < n; ++w) in.gpu[w] = p.workers[w].gpu;
   if (c.model && c.trained) {  // seed 000 eq. 7: CP_i predicted from the live features
     in.ability.resize(n);
     std::vector<fnn::Features> f;
@@ -239,14 +257,7 @@ void refresh_speeds(Policy& p, CodeletState& c, double now) {
     in.ability_measured = c.cp_measured;
   }
   in.alpha = get(c.alpha);
-  // Each class's throughput, by rates (D / T, fixed costs in): a program of one task size (most
-  // are) has no other measure of it. A class timed on small tasks only (an inverse's coarse
-  // levels) looks slower than it is; push keeps such codelets' GPU-born data off the cores.
-  double cls[2] = {0, 0};
-  for (std::size_t w = 0; w < n; ++w) cls[p.workers[w].gpu ? 1 : 0] += in.measured[w];
-  const bool gpus = p.gpu_nodes.load(std::memory_order_relaxed) > 0;
-  c.alone.store(gpus && std::min(cls[0], cls[1]) < kMinCoRunGain * std::max(cls[0], cls[1]) ? (cls[1] > cls[0] ? 1 : 0) : -1,
-                std::memory_order_relaxed);
+  c.alone.store(alone_by_rates(p, in.measured), std::memory_order_relaxed);
   const std::vector<double> s = speeds(p.source, in);
   for (std::size_t w = 0; w < n; ++w) {
     const double speed = s[w] > 0 ? s[w] : 1e-12;

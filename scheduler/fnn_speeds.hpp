@@ -25,6 +25,9 @@ state::CodeletState& codelet_state(state::Policy& p, starpu_task* task);
 void sample_features(state::Policy& p, double now);
 // The codelet's speeds from its source when stale; never waits (trylock).
 void refresh_speeds(state::Policy& p, state::CodeletState& c, double now);
+// Only the class the codelet runs on alone, from its rates now (re-balancing's check: the
+// speeds, which push refreshes, stay as they are).
+void refresh_alone(state::Policy& p, state::CodeletState& c);
 // Worker w's pending FNN samples into their codelets' sets; unless `wait`, trylocks only.
 void merge_samples(state::WorkerSlot& s, std::size_t w, bool wait);
 // The training a batch end left due, each codelet under its own mutex, then batch_mutex.

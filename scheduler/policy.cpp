@@ -19,7 +19,7 @@
 //   worker's thread. Not StarPU's worker lock: that one waits until the worker leaves its
 //   scheduling operation, and an idle worker is in one almost all the time it polls.
 //   Re-balancing trylocks the victim's queue and gives up when busy. No global lock on push.
-// - Others read exp_len, pipe_end, slip, nqueued and the queue's priority range unlocked (atomics):
+// - Others read exp_len, pipe_end, slip, back_end, nqueued and the queue's priority range unlocked:
 //   a stale read misplaces one task, as in dmda, and never loses one. A push of a priority
 //   inside a queue's range scans that queue under its mutex (dmdas takes the worker's lock).
 // - pre_exec and post_exec run on the worker's thread and write only its own slot.
@@ -484,7 +484,8 @@ starpu_task* take_from_busiest(Policy& p, unsigned ctx, int w, double now) {
   double here = 0;
   QueuedTask q;
   // A codelet held to the victim's class by rates that may predate its timings (push alone
-  // refreshes them, and a program may push all its tasks first): refreshed once unlocked.
+  // refreshes them, and a program may push all its tasks first): its class alone refreshed
+  // once unlocked, not its speeds (those move push's placement, by the moment they are taken).
   CodeletState* held = nullptr;
   // Under the victim's lock: the cheap tests first, a few tasks from the back only.
   const bool took = v.member && v.queue.pop_back_if(kStealScan, &q, [&](const QueuedTask& t) {
@@ -540,7 +541,7 @@ starpu_task* take_from_busiest(Policy& p, unsigned ctx, int w, double now) {
     starpu_sched_ctx_list_task_counters_decrement(ctx, victim);
   }
   g.unlock();
-  if (held && !took) refresh_speeds(p, *held, now);
+  if (held && !took) refresh_alone(p, *held);
   if (!took) return nullptr;
   p.moved.fetch_add(1, std::memory_order_relaxed);
   me.pipe_end = std::max(now, get(me.pipe_end)) + here;
