@@ -46,6 +46,8 @@ skew=(SKEW_CUDA=1.17 SKEW_CPU=1.012)
 run skewed "$skewed" lws "${skew[@]}"
 lws=$pct
 [[ -n $lws ]] && echo "ok skewed lws: $lws% of the expected speed-up (reference)"
+run skewed "$skewed" dmdas "${skew[@]}"
+[[ -n $pct ]] && echo "ok skewed dmdas: $pct% of the expected speed-up (reference)"
 for p in fnn-dtps fnn dtps boyer; do
   run skewed "$skewed" "$p" "${skew[@]}"; [[ -n $pct && -n $lws ]] || continue
   if awk -v x="$pct" -v l="$lws" 'BEGIN {exit !(x >= l - 2)}'; then echo "ok skewed $p: $pct% (lws $lws%)"
